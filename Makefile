@@ -1,0 +1,37 @@
+# Each target sets itself up from nothing: a .venv with the package and its dev tools.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint typecheck unit bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check --upgrade pip
+	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[fast,dev]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	rm -rf demo-out
+	$(BIN)/sitemapkit write examples/catalog.jsonl -o demo-out --base-url https://shop.example.com/ --max-urls 200
+	@echo
+	@echo "demo-out/sitemap.xml:"; head -c 600 demo-out/sitemap.xml; echo
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests
+	$(BIN)/ruff format --check src
+
+typecheck: $(STAMP)
+	$(BIN)/mypy src/sitemapkit
+
+unit: $(STAMP)
+	$(BIN)/pytest
+
+test: lint typecheck unit
+
+bench: $(STAMP)
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) demo-out .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,51 @@
+"""sitemapkit: write, read, validate and publish XML sitemaps.
+
+The public surface is exactly ``__all__``; everything else is internal.
+"""
+
+from .core.model import (
+    Alternate,
+    Image,
+    InvalidValue,
+    News,
+    SitemapRef,
+    Url,
+    Video,
+    VideoPlatform,
+    VideoRestriction,
+)
+from .core.serialize import dumps
+from .errors import (
+    FetchError,
+    InputError,
+    LimitError,
+    ParseError,
+    SitemapError,
+    UnsafeXMLError,
+)
+from .writer import FileInfo, SitemapWriter, WriteResult
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Alternate",
+    "FetchError",
+    "FileInfo",
+    "Image",
+    "InputError",
+    "InvalidValue",
+    "LimitError",
+    "News",
+    "ParseError",
+    "SitemapError",
+    "SitemapRef",
+    "SitemapWriter",
+    "UnsafeXMLError",
+    "Url",
+    "Video",
+    "VideoPlatform",
+    "VideoRestriction",
+    "WriteResult",
+    "__version__",
+    "dumps",
+]

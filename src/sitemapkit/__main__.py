@@ -1,0 +1,5 @@
+"""``python -m sitemapkit``: the command-line tool."""
+
+from sitemapkit.cli.main import main
+
+main()

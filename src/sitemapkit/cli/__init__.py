@@ -1,0 +1,1 @@
+"""cli: the ``sitemapkit`` command, thin over the public API."""

@@ -1,0 +1,196 @@
+"""cli: ``sitemapkit write``: inputs to published sitemaps."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import click
+
+from ..errors import InputError
+from ..io.sources import write_inputs
+from ..writer import SitemapWriter, WriteResult
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    raise AssertionError
+
+
+def _print_table(result: WriteResult, gzip: bool, elapsed: float) -> None:
+    tty = sys.stdout.isatty()
+    rows: list[tuple[str, ...]] = [
+        (f.name, f.kind, f"{f.entries:,}", f"{f.bytes:,}", f"{f.stored_bytes:,}" if gzip else "-")
+        for f in result.files
+    ]
+    if tty:
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=f"wrote {result.directory}")
+        for col, just in (
+            ("file", "left"),
+            ("kind", "left"),
+            ("entries", "right"),
+            ("bytes", "right"),
+            ("gzip bytes", "right"),
+        ):
+            table.add_column(col, justify=just)  # type: ignore[arg-type]
+        for r in rows:
+            table.add_row(*r)
+        Console().print(table)
+    else:
+        head: tuple[str, ...] = ("file", "kind", "entries", "bytes", "gzip bytes")
+        widths = [max(len(str(x)) for x in col) for col in zip(head, *rows, strict=True)]
+        for r in (head, *rows):
+            click.echo(
+                "  ".join(
+                    str(x).ljust(w) if i < 2 else str(x).rjust(w)
+                    for i, (x, w) in enumerate(zip(r, widths, strict=True))
+                )
+            )
+    rate = result.urls / elapsed if elapsed > 0 else 0.0
+    click.echo(
+        f"{result.urls:,} URLs in {len(result.files)} files to {result.directory} "
+        f"in {elapsed:.2f} s ({rate:,.0f} URLs/s)"
+    )
+
+
+@click.command()
+@click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
+@click.option(
+    "-o",
+    "--output",
+    "out",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="Folder to publish into (created if missing).",
+)
+@click.option(
+    "--base-url",
+    required=True,
+    help="URL at which the output folder is served, e.g. https://example.com/.",
+)
+@click.option("--gzip/--no-gzip", default=False, help="Write .xml.gz shards (reproducible).")
+@click.option(
+    "--max-urls",
+    type=click.IntRange(1, 50_000),
+    default=50_000,
+    show_default=True,
+    help="URLs per sitemap file.",
+)
+@click.option(
+    "--max-bytes",
+    type=click.IntRange(1, 52_428_800),
+    default=52_428_800,
+    show_default=True,
+    help="Uncompressed bytes per sitemap file.",
+)
+@click.option(
+    "--index",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="auto: an index only when there is more than one file.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["xml", "txt"]),
+    default="xml",
+    show_default=True,
+    help="XML sitemaps or text sitemaps (one URL per line).",
+)
+@click.option("--stylesheet", metavar="URL", help="Add an <?xml-stylesheet?> for browsers.")
+@click.option("--name", default="sitemap", show_default=True, help="File name prefix.")
+@click.option(
+    "--no-location-check",
+    is_flag=True,
+    help="Allow URLs outside --base-url (cross-submission via robots.txt).",
+)
+def write(
+    inputs: tuple[str, ...],
+    out: str,
+    base_url: str,
+    gzip: bool,
+    max_urls: int,
+    max_bytes: int,
+    index: str,
+    fmt: str,
+    stylesheet: str | None,
+    name: str,
+    no_location_check: bool,
+) -> None:
+    """Write sitemaps from INPUT files (.txt, .csv, .jsonl, .xml, .xml.gz; - for stdin).
+
+    \b
+    Examples:
+      sitemapkit write urls.txt -o public/ --base-url https://example.com/
+      sitemapkit write pages.csv -o public/ --base-url https://example.com/ --gzip
+      sitemapkit read https://example.com/ --format jsonl | \\
+          sitemapkit write - -o out/ --base-url https://example.com/
+
+    CSV columns: loc (required), lastmod, changefreq, priority, images (space
+    separated URLs), alternates (hreflang=URL, space separated), news_name,
+    news_language, news_publication_date, news_title, video_* (see the README).
+    Files are staged and swapped in atomically; on invalid input nothing is published.
+    """
+    try:
+        writer = SitemapWriter(
+            out,
+            base_url=base_url,
+            gzip=gzip,
+            max_urls=max_urls,
+            max_bytes=max_bytes,
+            index=index,  # type: ignore[arg-type]
+            format=fmt,  # type: ignore[arg-type]
+            stylesheet=stylesheet,
+            name=name,
+            check_location=not no_location_check,
+        )
+    except ValueError as exc:
+        raise click.BadParameter(str(exc)) from None
+    start = time.perf_counter()
+    with writer:
+        if sys.stderr.isatty():
+            from rich.progress import Progress, TextColumn, TimeElapsedColumn
+
+            with Progress(
+                TextColumn("[progress.description]{task.description}"),
+                TextColumn("{task.completed:,} URLs"),
+                TextColumn("{task.fields[rate]}"),
+                TimeElapsedColumn(),
+                transient=True,
+            ) as bar:
+                task = bar.add_task("writing", total=None, rate="")
+
+                def tick(n: int) -> None:
+                    el = time.perf_counter() - start
+                    bar.update(task, completed=n, rate=f"{n / el:,.0f} URLs/s" if el else "")
+
+                notes = write_inputs(writer, inputs, progress=tick)
+        else:
+            notes = write_inputs(writer, inputs)
+    result = writer.result
+    _print_table(result, gzip, time.perf_counter() - start)
+    for note in [*notes, *result.notes]:
+        click.echo(f"sitemapkit: note: {note}", err=True)
+    if result.duplicates:
+        click.echo(
+            f"sitemapkit: warning: {result.duplicates:,} duplicate URLs were dropped "
+            f"(first kept), e.g. {result.duplicate_examples[0]}",
+            err=True,
+        )
+    if result.removed:
+        click.echo(
+            f"sitemapkit: note: removed stale files of an earlier run: {', '.join(result.removed)}",
+            err=True,
+        )
+    if result.urls == 0:
+        click.echo("sitemapkit: warning: no URLs in the input; wrote an empty sitemap", err=True)
+
+
+__all__ = ["InputError", "write"]

@@ -1,0 +1,233 @@
+"""core: the one serializer. Pure: model objects in, ``str`` chunks out.
+
+It owns element order (the XSDs' sequences), namespaces (only those used, on the
+root), escaping and number formatting; see the writer contract in
+``spec/RULES.md``. Every entry is exactly one line, so a document's byte size is
+the sum of its parts and a shard can be cut between any two lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Final
+
+from .model import Image, News, SitemapRef, Url, Video
+from .urls import escape
+
+__all__ = [
+    "IMAGE",
+    "NAMESPACES",
+    "NEWS",
+    "SITEMAP_NS",
+    "VIDEO",
+    "XHTML",
+    "dumps",
+    "footer",
+    "header",
+    "iter_index",
+    "iter_urlset",
+    "sitemap_entry",
+    "url_entry",
+]
+
+#: sitemaps.org: the urlset/sitemapindex namespace, exactly (http, no trailing slash).
+SITEMAP_NS: Final = "http://www.sitemaps.org/schemas/sitemap/0.9"
+
+# Bit flags for the extension namespaces an entry uses.
+XHTML: Final = 1
+IMAGE: Final = 2
+VIDEO: Final = 4
+NEWS: Final = 8
+
+#: (flag, prefix, URI) in the order they are declared on the root.
+NAMESPACES: Final = (
+    (XHTML, "xhtml", "http://www.w3.org/1999/xhtml"),
+    (IMAGE, "image", "http://www.google.com/schemas/sitemap-image/1.1"),
+    (VIDEO, "video", "http://www.google.com/schemas/sitemap-video/1.1"),
+    (NEWS, "news", "http://www.google.com/schemas/sitemap-news/0.9"),
+)
+
+_DECL: Final = '<?xml version="1.0" encoding="UTF-8"?>\n'
+
+
+def header(root: str = "urlset", namespaces: int = 0, stylesheet: str | None = None) -> str:
+    """The document's start: declaration, optional stylesheet PI, root start tag."""
+    parts = [_DECL]
+    if stylesheet:
+        parts.append(f'<?xml-stylesheet type="text/xsl" href="{escape(stylesheet)}"?>\n')
+    parts.append(f'<{root} xmlns="{SITEMAP_NS}"')
+    for flag, prefix, uri in NAMESPACES:
+        if namespaces & flag:
+            parts.append(f' xmlns:{prefix}="{uri}"')
+    parts.append(">\n")
+    return "".join(parts)
+
+
+def footer(root: str = "urlset") -> str:
+    """The document's end tag and final newline."""
+    return f"</{root}>\n"
+
+
+def _yes_no(value: bool) -> str:
+    return "yes" if value else "no"
+
+
+def _image(i: Image, keep_deprecated: bool) -> str:
+    s = f"<image:image><image:loc>{escape(i.loc)}</image:loc>"
+    if keep_deprecated:
+        if i.caption is not None:
+            s += f"<image:caption>{escape(i.caption)}</image:caption>"
+        if i.geo_location is not None:
+            s += f"<image:geo_location>{escape(i.geo_location)}</image:geo_location>"
+        if i.title is not None:
+            s += f"<image:title>{escape(i.title)}</image:title>"
+        if i.license is not None:
+            s += f"<image:license>{escape(i.license)}</image:license>"
+    return s + "</image:image>"
+
+
+def _video(v: Video) -> str:
+    # sitemap-video.xsd sequence: thumbnail_loc, title, description, content_loc,
+    # player_loc, duration, expiration_date, rating, content_segment_loc, view_count,
+    # publication_date, tag, category, family_friendly, restriction, gallery_loc,
+    # price, requires_subscription, uploader, tvshow, platform, live, id.
+    p = [
+        "<video:video>",
+        f"<video:thumbnail_loc>{escape(v.thumbnail_loc)}</video:thumbnail_loc>",
+        f"<video:title>{escape(v.title)}</video:title>",
+        f"<video:description>{escape(v.description)}</video:description>",
+    ]
+    if v.content_loc is not None:
+        p.append(f"<video:content_loc>{escape(v.content_loc)}</video:content_loc>")
+    if v.player_loc is not None:
+        p.append(f"<video:player_loc>{escape(v.player_loc)}</video:player_loc>")
+    if v.duration is not None:
+        p.append(f"<video:duration>{v.duration}</video:duration>")
+    if v.expiration_date is not None:
+        p.append(f"<video:expiration_date>{v.expiration_date}</video:expiration_date>")
+    if v.rating is not None:
+        p.append(f"<video:rating>{v.rating:.1f}</video:rating>")
+    if v.view_count is not None:
+        p.append(f"<video:view_count>{v.view_count}</video:view_count>")
+    if v.publication_date is not None:
+        p.append(f"<video:publication_date>{v.publication_date}</video:publication_date>")
+    p.extend(f"<video:tag>{escape(t)}</video:tag>" for t in v.tags)
+    if v.family_friendly is not None:
+        p.append(f"<video:family_friendly>{_yes_no(v.family_friendly)}</video:family_friendly>")
+    if v.restriction is not None:
+        r = v.restriction
+        p.append(
+            f'<video:restriction relationship="{r.relationship}">'
+            f"{' '.join(r.countries)}</video:restriction>"
+        )
+    if v.requires_subscription is not None:
+        p.append(
+            f"<video:requires_subscription>{_yes_no(v.requires_subscription)}"
+            "</video:requires_subscription>"
+        )
+    if v.uploader is not None:
+        info = f' info="{escape(v.uploader_info)}"' if v.uploader_info is not None else ""
+        p.append(f"<video:uploader{info}>{escape(v.uploader)}</video:uploader>")
+    if v.platform is not None:
+        pl = v.platform
+        p.append(
+            f'<video:platform relationship="{pl.relationship}">'
+            f"{' '.join(pl.platforms)}</video:platform>"
+        )
+    if v.live is not None:
+        p.append(f"<video:live>{_yes_no(v.live)}</video:live>")
+    p.append("</video:video>")
+    return "".join(p)
+
+
+def _news(n: News) -> str:
+    return (
+        "<news:news><news:publication>"
+        f"<news:name>{escape(n.publication_name)}</news:name>"
+        f"<news:language>{n.publication_language}</news:language>"
+        "</news:publication>"
+        f"<news:publication_date>{n.publication_date}</news:publication_date>"
+        f"<news:title>{escape(n.title)}</news:title>"
+        "</news:news>"
+    )
+
+
+def url_entry(url: Url, *, keep_deprecated: bool = False) -> tuple[str, int]:
+    """One ``<url>`` line and the extension namespaces it uses (bit flags)."""
+    s = f"<url><loc>{escape(url.loc)}</loc>"
+    if url.lastmod is not None:
+        s += f"<lastmod>{url.lastmod}</lastmod>"
+    if url.changefreq is not None:
+        s += f"<changefreq>{url.changefreq}</changefreq>"
+    if url.priority is not None:
+        s += f"<priority>{url.priority:.1f}</priority>"
+    ns = 0
+    if url.alternates:
+        ns |= XHTML
+        s += "".join(
+            f'<xhtml:link rel="alternate" hreflang="{a.hreflang}" href="{escape(a.href)}"/>'
+            for a in url.alternates
+        )
+    if url.images:
+        ns |= IMAGE
+        s += "".join(_image(i, keep_deprecated) for i in url.images)
+    if url.videos:
+        ns |= VIDEO
+        s += "".join(_video(v) for v in url.videos)
+    if url.news is not None:
+        ns |= NEWS
+        s += _news(url.news)
+    return s + "</url>\n", ns
+
+
+def sitemap_entry(ref: SitemapRef) -> str:
+    """One ``<sitemap>`` line of an index."""
+    if ref.lastmod is None:
+        return f"<sitemap><loc>{escape(ref.loc)}</loc></sitemap>\n"
+    return f"<sitemap><loc>{escape(ref.loc)}</loc><lastmod>{ref.lastmod}</lastmod></sitemap>\n"
+
+
+def iter_urlset(
+    urls: Iterable[Url], *, stylesheet: str | None = None, keep_deprecated: bool = False
+) -> Iterator[str]:
+    """A whole ``<urlset>`` document as chunks (the entries are held to know the namespaces)."""
+    entries = [url_entry(u, keep_deprecated=keep_deprecated) for u in urls]
+    ns = 0
+    for _, flags in entries:
+        ns |= flags
+    yield header("urlset", ns, stylesheet)
+    for text, _ in entries:
+        yield text
+    yield footer("urlset")
+
+
+def iter_index(refs: Iterable[SitemapRef], *, stylesheet: str | None = None) -> Iterator[str]:
+    """A whole ``<sitemapindex>`` document as chunks."""
+    yield header("sitemapindex", 0, stylesheet)
+    for ref in refs:
+        yield sitemap_entry(ref)
+    yield footer("sitemapindex")
+
+
+def dumps(
+    items: Iterable[Url] | Iterable[SitemapRef],
+    *,
+    stylesheet: str | None = None,
+    keep_deprecated: bool = False,
+) -> bytes:
+    """Serialize one small document: ``Url`` items give a urlset, ``SitemapRef`` an index.
+
+    No limits are applied here; use :class:`sitemapkit.SitemapWriter` for output that
+    may need splitting.
+
+    >>> dumps([Url("https://example.com/")])[:38]
+    b'<?xml version="1.0" encoding="UTF-8"?>'
+    """
+    seq = list(items)
+    if seq and all(isinstance(i, SitemapRef) for i in seq):
+        chunks = iter_index(seq, stylesheet=stylesheet)  # type: ignore[arg-type]
+    elif all(isinstance(i, Url) for i in seq):
+        chunks = iter_urlset(seq, stylesheet=stylesheet, keep_deprecated=keep_deprecated)  # type: ignore[arg-type]
+    else:
+        raise TypeError("dumps() takes only Url objects or only SitemapRef objects")
+    return "".join(chunks).encode("utf-8")

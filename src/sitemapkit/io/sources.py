@@ -1,0 +1,555 @@
+"""io: input sources for the writer: .txt, .csv, .jsonl, sitemaps (.xml, .xml.gz), stdin.
+
+Each source pushes its records into a :class:`~sitemapkit.SitemapWriter`. Bad
+input raises :class:`~sitemapkit.InputError` naming the file, the line and the
+field. CSV and text files take a fast path when a block of lines holds only
+plain, already-canonical values (checked by one regular expression per column
+over the whole block); any block that does not is processed row by row, which
+gives byte-identical output and exact error positions.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import datetime as dt
+import functools
+import io
+import itertools
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, BinaryIO, Final
+from urllib.parse import quote
+
+from ..core.model import CHANGEFREQS, Alternate, Image, InvalidValue, News, Url, Video
+from ..errors import InputError, ParseError, SitemapError
+from ..writer import SitemapWriter
+from .files import open_input
+
+__all__ = ["CSV_COLUMNS", "Progress", "detect_format", "write_inputs"]
+
+Progress = Callable[[int], None]
+
+_BASIC: Final = ("loc", "lastmod", "changefreq", "priority")
+_VIDEO_COLUMNS: Final = (
+    "video_thumbnail_loc",
+    "video_title",
+    "video_description",
+    "video_content_loc",
+    "video_player_loc",
+    "video_duration",
+    "video_expiration_date",
+    "video_rating",
+    "video_view_count",
+    "video_publication_date",
+    "video_family_friendly",
+    "video_requires_subscription",
+    "video_uploader",
+    "video_uploader_info",
+    "video_live",
+    "video_tags",
+    "video_restriction_allow",
+    "video_restriction_deny",
+    "video_platform_allow",
+    "video_platform_deny",
+)
+#: Every column a CSV input may have; ``loc`` is required.
+CSV_COLUMNS: Final = (
+    *_BASIC,
+    "images",
+    "alternates",
+    "news_name",
+    "news_language",
+    "news_publication_date",
+    "news_title",
+    *_VIDEO_COLUMNS,
+)
+_BLOCK: Final = 1 << 20
+_URI_BYTES: Final = (
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%\n"
+)
+_ASCII: Final = frozenset(map(chr, range(128)))
+_BAD_PCT: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_PRIORITIES: Final = frozenset(f"{i / 10:.1f}" for i in range(11))
+_DIGIT_SHAPE: Final = str.maketrans("0123456789", "9999999999")
+_DT_SHAPE: Final = "9999-99-99T99:99:99+99:99\n"
+_DT_SHAPE_NEG: Final = "9999-99-99T99:99:99-99:99\n"
+_D_SHAPE: Final = "9999-99-99\n"
+_BAD_TIMES: Final = (*(f"T2{d}" for d in "456789"), *(f"{s}1{d}:" for s in "+-" for d in "56789"))
+_BAD_14: Final = re.compile(r"[+-]14:(?!00)")
+_OPEN: Final = {
+    "loc": "<loc>",
+    "lastmod": "<lastmod>",
+    "changefreq": "<changefreq>",
+    "priority": "<priority>",
+}
+
+
+@functools.lru_cache(maxsize=4096)
+def _valid_day(day: str) -> bool:
+    try:
+        return day[:4] != "0000" and dt.date.fromisoformat(day) is not None
+    except ValueError:
+        return False
+
+
+def _fast_lastmods(vals: list[str]) -> list[str] | None:
+    """The lastmods of a block as the writer emits them, if all are plain; else ``None``.
+
+    Plain means a complete date, or date and time with seconds and an offset, all
+    in range (checked on the whole block with string operations, not per value).
+    """
+    n = len(vals)
+    lm = "\n".join(vals) + "\n"
+    lm = lm.replace("Z\n", "+00:00\n").replace("-00:00\n", "+00:00\n")
+    shape = lm.translate(_DIGIT_SHAPE)
+    if len(lm) == 26 * n and shape.replace(_DT_SHAPE_NEG, _DT_SHAPE) == _DT_SHAPE * n:
+        width = 26
+        if (
+            not set(lm[11::26]) <= _TENS_HOUR
+            or not set(lm[14::26]) <= _TENS_MIN
+            or not set(lm[17::26]) <= _TENS_MIN
+            or not set(lm[20::26]) <= _TENS_HOUR
+            or not set(lm[23::26]) <= _TENS_MIN
+            or any(bad in lm for bad in _BAD_TIMES)
+            or (("+14:" in lm or "-14:" in lm) and _BAD_14.search(lm) is not None)
+        ):
+            return None
+    elif len(lm) == 11 * n and shape == _D_SHAPE * n:
+        width = 11
+    else:
+        return None
+    if not set(lm[5::width]) <= _TENS_MONTH:
+        return None
+    if not all(map(_valid_day, {lm[k : k + 10] for k in range(0, len(lm), width)})):
+        return None
+    return lm.split("\n")[:-1]
+
+
+_TENS_HOUR: Final = frozenset("012")
+_TENS_MIN: Final = frozenset("012345")
+_TENS_MONTH: Final = frozenset("01")
+
+
+def _pct_char(ch: str) -> str:
+    return quote(ch, safe="")
+
+
+def detect_format(name: str, head: bytes) -> str:
+    """``csv``, ``jsonl``, ``txt`` or ``xml`` from the file name, else from the content."""
+    lower = name.lower()
+    for ext, kind in (
+        (".csv", "csv"),
+        (".jsonl", "jsonl"),
+        (".ndjson", "jsonl"),
+        (".json", "jsonl"),
+        (".txt", "txt"),
+        (".xml", "xml"),
+        (".gz", "xml"),
+        (".rss", "xml"),
+        (".atom", "xml"),
+    ):
+        if lower.endswith(ext):
+            return kind
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head[:2] == b"\x1f\x8b" or text.startswith(b"<"):
+        return "xml"
+    if text.startswith(b"{"):
+        return "jsonl"
+    first = text.split(b"\n", 1)[0].lower()
+    if b"," in first and first.split(b",", 1)[0].strip(b'" ') == b"loc":
+        return "csv"
+    return "txt"
+
+
+class _Fast:
+    """The block fast path for plain rows (loc, lastmod, changefreq, priority)."""
+
+    def __init__(self, writer: SitemapWriter, columns: list[str]) -> None:
+        self.w = writer
+        self.columns = columns
+        self.txt = writer.format == "txt"
+        # Every line must start with the base URL (lowercase scheme and host, so the
+        # slow path would not change it) whether or not locations are checked:
+        # anything else takes the slow path.
+        self.prefix = "\n" + writer.base_url
+        order = [c for c in _BASIC if c in columns]
+        self.order = order
+        width = 2 * len(order) + 1
+        # [<url><loc>, LOC, </loc><lastmod>, LASTMOD, ..., </priority></url>\n]
+        merged: list[str] = ["<url><loc>"]
+        for i, c in enumerate(order):
+            merged.append("")
+            nxt = order[i + 1] if i + 1 < len(order) else None
+            merged.append(f"</{c}>" + (_OPEN[nxt] if nxt else "</url>\n"))
+        assert len(merged) == width
+        self.template = merged
+        self.width = width
+
+    def block(self, lines: list[str]) -> bool:
+        """Write the lines of a block if every value is plain; ``False`` if not (nothing done)."""
+        n = len(lines)
+        ncol = len(self.columns)
+        fields = ",".join(lines).split(",")
+        if len(fields) != n * ncol:
+            return False
+        cols = {c: fields[i::ncol] for i, c in enumerate(self.columns)}
+        locs = "\n".join(cols["loc"]) + "\n"
+        if not locs.isascii():
+            for ch in set(locs).difference(_ASCII):
+                locs = locs.replace(ch, _pct_char(ch))
+        if (
+            locs.encode().translate(None, _URI_BYTES)
+            or ("%" in locs and _BAD_PCT.search(locs) is not None)
+            or "/." in locs
+            or ("\n" + locs).count(self.prefix) != n
+        ):
+            return False
+        loc_list = locs.split("\n")[:-1]
+        if max(map(len, loc_list)) > 2047 or min(map(len, loc_list)) < 12:
+            return False
+        values: dict[str, list[str]] = {}
+        if "lastmod" in cols:
+            lm = _fast_lastmods(cols["lastmod"])
+            if lm is None:
+                return False
+            values["lastmod"] = lm
+        if "changefreq" in cols:
+            if not set(cols["changefreq"]) <= CHANGEFREQS:
+                return False
+            values["changefreq"] = cols["changefreq"]
+        if "priority" in cols:
+            if not set(cols["priority"]) <= _PRIORITIES:
+                return False
+            values["priority"] = cols["priority"]
+        if self.txt:
+            self.w._add_block(locs, n, loc_list)
+            return True
+        if "&" in locs or "'" in locs:
+            locs = locs.replace("&", "&amp;").replace("'", "&apos;")
+            loc_list = locs.split("\n")[:-1]
+        values["loc"] = loc_list
+        out = self.template * n
+        w = self.width
+        for i, c in enumerate(self.order):
+            out[2 * i + 1 :: w] = values[c]
+        self.w._add_block("".join(out), n, loc_list)
+        return True
+
+
+def _split_ws(text: str) -> list[str]:
+    return text.split()
+
+
+def _csv_url(w: SitemapWriter, row: dict[str, str]) -> Url:
+    def get(k: str) -> str | None:
+        v = row.get(k)
+        return v if v not in (None, "") and v.strip() else None
+
+    images = tuple(Image(w.resolve(i)) for i in _split_ws(row.get("images") or ""))
+    alternates: list[Alternate] = []
+    for tok in _split_ws(row.get("alternates") or ""):
+        lang, sep, href = tok.partition("=")
+        if not sep:
+            raise InvalidValue("alternates", f"{tok!r} is not hreflang=URL")
+        alternates.append(Alternate(lang, w.resolve(href)))
+    news = None
+    if any(get(k) for k in ("news_name", "news_language", "news_publication_date", "news_title")):
+        news = News(
+            get("news_name") or "",
+            get("news_language") or "",
+            get("news_publication_date") or "",
+            get("news_title") or "",
+        )
+    videos = []
+    if any(get(k) for k in _VIDEO_COLUMNS):
+        kw: dict[str, Any] = {}
+        for k in _VIDEO_COLUMNS:
+            v = get(k)
+            if v is None:
+                continue
+            key = k[6:]
+            if key == "tags":
+                kw["tags"] = [t.strip() for t in v.split(",") if t.strip()]
+            elif key.startswith(("restriction_", "platform_")):
+                what, rel = key.split("_")
+                kw[what] = {
+                    "relationship": rel,
+                    "countries" if what == "restriction" else "platforms": v.split(),
+                }
+            elif key in ("thumbnail_loc", "content_loc", "player_loc", "uploader_info"):
+                kw[key] = w.resolve(v)
+            else:
+                kw[key] = v
+        videos.append(Video(**{"thumbnail_loc": "", "title": "", "description": "", **kw}))
+    loc = get("loc")
+    if loc is None:
+        raise InvalidValue("loc", "is empty")
+    return Url(
+        w.resolve(loc),
+        lastmod=get("lastmod"),
+        changefreq=get("changefreq"),
+        priority=get("priority"),
+        images=images,
+        videos=tuple(videos),
+        news=news,
+        alternates=tuple(alternates),
+    )
+
+
+def _fail(exc: Exception, where: str, line: int, field: str | None = None) -> InputError:
+    if isinstance(exc, InvalidValue):
+        return InputError(exc.detail, where=where, line=line, field=field or exc.field)
+    if isinstance(exc, SitemapError):
+        return InputError(
+            exc.message, where=where, line=line, field=exc.field or field, hint=exc.hint
+        )
+    return InputError(str(exc), where=where, line=line, field=field)
+
+
+def _add(w: SitemapWriter, build: Callable[[], Url], where: str, line: int) -> None:
+    try:
+        w.add(build())
+    except (ValueError, SitemapError) as exc:
+        raise _fail(exc, where, line) from None
+
+
+def _read_text_blocks(stream: BinaryIO) -> Iterator[tuple[int, str]]:
+    """(first line number, text of whole lines) in blocks of about 4 MiB, UTF-8 decoded."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    rest = ""
+    line = 1
+    while True:
+        raw = stream.read(_BLOCK)
+        try:
+            text = rest + decoder.decode(raw, final=not raw)
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"input is not valid UTF-8: {exc.reason}",
+                line=line,
+                hint="convert the file to UTF-8",
+            ) from None
+        if not raw:
+            if text:
+                yield line, text if text.endswith("\n") else text + "\n"
+            return
+        cut = text.rfind("\n") + 1
+        if cut:
+            block, rest = text[:cut], text[cut:]
+            yield line, block
+            line += block.count("\n")
+        else:
+            rest = text
+
+
+def _write_csv(w: SitemapWriter, stream: BinaryIO, where: str, progress: Progress | None) -> None:
+    blocks = _read_text_blocks(stream)
+    try:
+        first_line, first = next(blocks)
+    except StopIteration:
+        return
+    except InputError as exc:
+        exc.where = where
+        raise
+    head_line, _, body = first.partition("\n")
+    columns = [c.strip().lower() for c in next(csv.reader([head_line]))]
+    for c in columns:
+        if c not in CSV_COLUMNS:
+            raise InputError(
+                f"unknown column {c!r}",
+                where=where,
+                line=1,
+                field=c,
+                hint="known columns: " + ", ".join(CSV_COLUMNS),
+            )
+    if "loc" not in columns:
+        raise InputError(
+            "the header has no 'loc' column",
+            where=where,
+            line=1,
+            hint="the first line must name the columns, e.g. loc,lastmod",
+        )
+    if len(set(columns)) != len(columns):
+        raise InputError("a column name repeats in the header", where=where, line=1)
+    fast = _Fast(w, columns) if set(columns) <= set(_BASIC) else None
+    done = 0
+
+    def all_blocks() -> Iterator[tuple[int, str]]:
+        yield first_line + 1, body
+        yield from blocks
+
+    it = all_blocks()
+    for start, text in it:
+        if fast is not None and '"' not in text and "\r" not in text and "\n\n" not in text:
+            lines = text.split("\n")[:-1]
+            if lines and fast.block(lines):
+                done += len(lines)
+                if progress:
+                    progress(done)
+                continue
+        if '"' in text:
+            # Quoted fields may hold newlines: from here on the csv module reads the
+            # rest of the input row by row.
+            rest = itertools.chain([text], (t for _, t in it))
+            done = _csv_rows(w, columns, rest, where, start, done, progress)
+            return
+        done = _csv_rows(w, columns, [text], where, start, done, progress)
+
+
+def _csv_rows(
+    w: SitemapWriter,
+    columns: list[str],
+    texts: Iterable[str],
+    where: str,
+    start: int,
+    done: int,
+    progress: Progress | None,
+) -> int:
+    lines = (ln for t in texts for ln in io.StringIO(t))
+    reader = csv.reader(lines)
+    ncol = len(columns)
+    for row in reader:
+        line = start + reader.line_num - 1
+        if not row or (len(row) == 1 and not row[0].strip()):
+            continue
+        if len(row) != ncol:
+            raise InputError(
+                f"row has {len(row)} fields, the header names {ncol}",
+                where=where,
+                line=line,
+                hint="quote values that contain commas",
+            )
+        rec = dict(zip(columns, row, strict=True))
+        _add(w, lambda rec=rec: _csv_url(w, rec), where, line)  # type: ignore[misc]
+        done += 1
+        if progress and not done % 10_000:
+            progress(done)
+    return done
+
+
+def _write_txt(w: SitemapWriter, stream: BinaryIO, where: str, progress: Progress | None) -> None:
+    fast = _Fast(w, ["loc"])
+    done = 0
+    try:
+        for start, text in _read_text_blocks(stream):
+            lines = text.split("\n")[:-1]
+            if (
+                "\r" not in text
+                and "\n\n" not in text
+                and lines
+                and not text.startswith("\n")
+                and fast.block(lines)
+            ):
+                done += len(lines)
+                if progress:
+                    progress(done)
+                continue
+            for i, raw in enumerate(lines):
+                loc = raw.strip()
+                if loc:
+                    _add(w, lambda loc=loc: Url(w.resolve(loc)), where, start + i)  # type: ignore[misc]
+                    done += 1
+            if progress:
+                progress(done)
+    except InputError as exc:
+        exc.where = exc.where or where
+        raise
+
+
+def _write_jsonl(w: SitemapWriter, stream: BinaryIO, where: str, progress: Progress | None) -> int:
+    skipped = 0
+    for n, raw in enumerate(io.TextIOWrapper(stream, encoding="utf-8-sig"), 1):
+        text = raw.strip()
+        if not text:
+            continue
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(
+                f"invalid JSON: {exc.msg}", where=where, line=n, column=exc.colno
+            ) from None
+        except UnicodeDecodeError as exc:
+            raise InputError(
+                f"input is not valid UTF-8: {exc.reason}", where=where, line=n
+            ) from None
+        if not isinstance(obj, dict):
+            raise InputError("each line must be a JSON object", where=where, line=n)
+        if obj.get("kind", "url") != "url":
+            skipped += 1
+            continue
+        if isinstance(obj.get("loc"), str):
+            obj = {**obj, "loc": w.resolve(obj["loc"])}
+        _add(w, lambda obj=obj: Url.from_record(obj), where, n)  # type: ignore[misc]
+        if progress and not n % 10_000:
+            progress(n)
+    return skipped
+
+
+def _write_xml(w: SitemapWriter, stream: BinaryIO, where: str, progress: Progress | None) -> int:
+    from ..core.model import SitemapRef
+    from ..core.parse import SitemapParser  # type: ignore[import-not-found, unused-ignore]
+
+    parser = SitemapParser(source=where, strict=True, base_url=w.base_url)
+    skipped = 0
+    done = 0
+
+    def take(records: list[Url | SitemapRef]) -> None:
+        nonlocal skipped, done
+        for r in records:
+            if isinstance(r, SitemapRef):
+                skipped += 1
+                continue
+            try:
+                w.add(r)
+            except SitemapError as exc:
+                exc.where = where
+                exc.field = exc.field or "loc"
+                raise
+            done += 1
+        if progress:
+            progress(done)
+
+    try:
+        while chunk := stream.read(1 << 20):
+            take(parser.feed(chunk))
+        take(parser.close())
+    except ParseError as exc:
+        raise InputError(
+            exc.message, where=exc.where or where, line=exc.line, column=exc.column, hint=exc.hint
+        ) from None
+    return skipped
+
+
+def write_inputs(
+    writer: SitemapWriter, inputs: Iterable[str], *, progress: Progress | None = None
+) -> list[str]:
+    """Push every input into ``writer`` in order; return notes worth telling the user."""
+    notes: list[str] = []
+    for name in inputs:
+        where = "<stdin>" if name == "-" else name
+        try:
+            stream = open_input(name)
+        except OSError as exc:
+            raise InputError(f"cannot open input: {exc.strerror}", where=where) from None
+        with stream:
+            buffered: Any = (
+                stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)
+            )
+            kind = detect_format(name, buffered.peek(4096)[:4096])
+            if kind == "csv":
+                _write_csv(writer, buffered, where, progress)
+            elif kind == "txt":
+                _write_txt(writer, buffered, where, progress)
+            elif kind == "jsonl":
+                skipped = _write_jsonl(writer, buffered, where, progress)
+                if skipped:
+                    notes.append(f"{where}: {skipped} records of another kind than 'url' skipped")
+            else:
+                skipped = _write_xml(writer, buffered, where, progress)
+                if skipped:
+                    notes.append(
+                        f"{where}: a sitemap index; its {skipped} child sitemaps "
+                        "were not read (give the child files as inputs)"
+                    )
+    return notes

@@ -1,0 +1,595 @@
+"""The streaming writer: URLs in, published sitemaps (and an index) out.
+
+Memory stays flat: only the current shard's pending lines (≤ 1 MiB) are held,
+plus a fixed 8 MiB Bloom filter for duplicate detection. Every entry is one line
+(see ``core.serialize``), so a shard is cut exactly where the next entry would
+break the URL count, the byte size (the real closing tag counted) or the news
+count. Duplicates are detected exactly: the Bloom filter flags candidates, and
+when there are any, the staged shards are scanned once at the end and every
+occurrence after the first is removed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Final, Literal
+
+from .core import limits
+from .core.model import Alternate, SitemapRef, Url
+from .core.serialize import (
+    IMAGE,
+    NEWS,
+    VIDEO,
+    XHTML,
+    footer,
+    header,
+    sitemap_entry,
+    url_entry,
+)
+from .core.urls import Origin, check_location, escape, iri_to_uri
+from .errors import InputError
+from .io.files import Publisher, ShardFile, Worker
+
+__all__ = ["FileInfo", "SitemapWriter", "WriteResult"]
+
+_FLUSH: Final = 1 << 20
+_BLOOM_BITS: Final = 1 << 26  # 8 MiB; false candidates (re-checked exactly) ~0.01 % at 1M
+_MASK: Final = _BLOOM_BITS - 1
+_NS_MARKERS: Final = (
+    (XHTML, "<xhtml:link"),
+    (IMAGE, "<image:image"),
+    (VIDEO, "<video:video"),
+    (NEWS, "<news:news"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FileInfo:
+    """One published file: its name, entries, uncompressed and stored bytes."""
+
+    name: str
+    kind: Literal["urlset", "sitemapindex", "text"]
+    entries: int
+    bytes: int
+    stored_bytes: int
+
+
+@dataclass(slots=True)
+class WriteResult:
+    """What a writer published.
+
+    ``files`` lists every file (shards first, then indexes); ``indexes`` the names
+    of the index files (empty when a single sitemap was written directly);
+    ``duplicates`` how many repeated locs were dropped (the first occurrence is
+    kept), with up to ten of them in ``duplicate_examples``; ``removed`` the stale
+    files of an earlier run that were deleted; ``notes`` anything else worth saying.
+    """
+
+    directory: Path
+    files: list[FileInfo] = field(default_factory=list)
+    indexes: list[str] = field(default_factory=list)
+    urls: int = 0
+    duplicates: int = 0
+    duplicate_examples: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+class _Shard:
+    __slots__ = ("count", "file", "lines", "nbytes", "news", "ns", "pending", "pending_len")
+
+    def __init__(self, file: ShardFile, ns: int, head: str) -> None:
+        self.file = file
+        self.ns = ns
+        self.count = 0
+        self.news = 0
+        self.nbytes = len(head.encode())
+        self.pending: list[str] = [head]
+        self.pending_len = 0
+
+
+class SitemapWriter:
+    """Write sitemaps of any size into ``directory``, published atomically on close.
+
+    ``base_url`` is the URL at which ``directory`` is served; relative locs are
+    resolved against it and, with ``check_location`` (default), every loc must lie
+    under it (sitemaps.org "Sitemap file location"). Use as a context manager: an
+    exception inside the block publishes nothing and leaves earlier files intact.
+
+    >>> import tempfile, sitemapkit as sk
+    >>> out = tempfile.mkdtemp()
+    >>> with sk.SitemapWriter(out, base_url="https://example.com/") as w:
+    ...     w.add(sk.Url("https://example.com/a", lastmod="2024-05-01"))
+    ...     w.add_alternates({"en": "https://example.com/en", "de": "https://example.com/de"})
+    >>> [f.name for f in w.result.files], w.result.urls
+    (['sitemap.xml'], 3)
+    """
+
+    def __init__(
+        self,
+        directory: str | Path,
+        *,
+        base_url: str,
+        gzip: bool = False,
+        max_urls: int = limits.MAX_URLS,
+        max_bytes: int = limits.MAX_BYTES,
+        max_news: int = limits.MAX_NEWS,
+        max_index_entries: int = limits.MAX_SITEMAPS,
+        index: Literal["auto", "always", "never"] = "auto",
+        format: Literal["xml", "txt"] = "xml",
+        stylesheet: str | None = None,
+        name: str = "sitemap",
+        keep_deprecated: bool = False,
+        check_location: bool = True,
+        gzip_level: int | None = None,
+    ) -> None:
+        if not 1 <= max_urls <= limits.MAX_URLS:
+            raise ValueError(f"max_urls must be 1..{limits.MAX_URLS:,}, not {max_urls}")
+        if not 1 <= max_bytes <= limits.MAX_BYTES:
+            raise ValueError(f"max_bytes must be 1..{limits.MAX_BYTES:,}, not {max_bytes}")
+        if not 1 <= max_news <= limits.MAX_NEWS:
+            raise ValueError(f"max_news must be 1..{limits.MAX_NEWS:,}, not {max_news}")
+        if not 1 <= max_index_entries <= limits.MAX_SITEMAPS:
+            raise ValueError(f"max_index_entries must be 1..{limits.MAX_SITEMAPS:,}")
+        if index not in ("auto", "always", "never"):
+            raise ValueError(f"index must be auto, always or never, not {index!r}")
+        if format not in ("xml", "txt"):
+            raise ValueError(f"format must be xml or txt, not {format!r}")
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name):
+            raise ValueError(f"name {name!r} must be a plain file-name prefix like 'sitemap'")
+        base = iri_to_uri(base_url)
+        try:
+            origin = Origin.of(base)
+        except ValueError as exc:
+            raise ValueError(f"base_url: {exc}") from None
+        if origin.scheme not in ("http", "https"):
+            raise ValueError(f"base_url {base_url!r} must be an http(s) URL")
+        if not base.endswith("/"):
+            base += "/"
+            origin = Origin.of(base)
+        self.base_url = base
+        self._origin = origin
+        self.directory = Path(directory)
+        self.gzip = gzip
+        self.max_urls = max_urls
+        self.max_bytes = max_bytes
+        self.max_news = max_news
+        self.max_index_entries = max_index_entries
+        self.index = index
+        self.format = format
+        self.stylesheet = stylesheet
+        self.name = name
+        self.keep_deprecated = keep_deprecated
+        self.check_location = check_location
+        self.gzip_level = gzip_level
+        self._ext = (".txt" if format == "txt" else ".xml") + (".gz" if gzip else "")
+        self._footer = "" if format == "txt" else footer("urlset")
+        self._footer_len = len(self._footer)
+        esc = re.escape(name)
+        owned = rf"{esc}(?:-[0-9]+)?\.(?:xml|txt)(?:\.gz)?|{esc}-index-[0-9]+\.xml"
+        self._publisher: Publisher | None = None
+        self._owned = re.compile(owned)
+        self._worker: Worker | None = None
+        self._shards: list[ShardFile] = []
+        self._counts: list[int] = []
+        self._cur: _Shard | None = None
+        self._bloom = bytearray(_BLOOM_BITS >> 3)
+        self._suspects: set[int] = set()
+        self._dropped_ext = 0
+        self._closed = False
+        self.result = WriteResult(self.directory)
+
+    # -- public API ---------------------------------------------------------------
+
+    def add(self, url: Url | str) -> None:
+        """Add one URL. A string is taken as a loc and may be relative to ``base_url``.
+
+        A loc that repeats an earlier one is dropped when the writer closes (the first
+        occurrence stays where it was) and counted in ``result.duplicates``.
+        """
+        if isinstance(url, str):
+            url = Url(self.resolve(url))
+        elif not isinstance(url, Url):
+            raise TypeError(f"add() takes a Url or a str, not {type(url).__name__}")
+        self._check_location(url.loc)
+        if self.format == "txt":
+            if url.images or url.videos or url.news or url.alternates:
+                self._dropped_ext += 1
+            key = url.loc
+            text, ns = url.loc + "\n", 0
+        else:
+            key = escape(url.loc)
+            text, ns = url_entry(url, keep_deprecated=self.keep_deprecated)
+        self._note_key(key)
+        self._put(text, ns, 1 if url.news is not None else 0)
+
+    def add_alternates(
+        self,
+        versions: Mapping[str, str | Url],
+        *,
+        x_default: str | Url | None = None,
+    ) -> None:
+        """Add a cluster of language versions of one page (hreflang).
+
+        Every member's ``<url>`` lists all members, itself included, and the
+        ``x-default`` page when given (which is added as a member too unless it is
+        one of the versions already). A ``Url`` value keeps its other fields.
+        """
+        members: list[tuple[str, Url]] = []
+        for lang, page in versions.items():
+            members.append((lang, page if isinstance(page, Url) else Url(self.resolve(page))))
+        links = [Alternate(lang, u.loc) for lang, u in members]
+        if x_default is not None:
+            xd = x_default if isinstance(x_default, Url) else Url(self.resolve(x_default))
+            links.append(Alternate("x-default", xd.loc))
+            if all(u.loc != xd.loc for _, u in members):
+                members.append(("x-default", xd))
+        seen: set[str] = set()
+        for _, u in members:
+            if u.loc in seen:
+                continue
+            seen.add(u.loc)
+            self.add(
+                Url(
+                    u.loc,
+                    u.lastmod,
+                    u.changefreq,
+                    u.priority,
+                    u.images,
+                    u.videos,
+                    u.news,
+                    tuple(links),
+                )
+            )
+
+    def resolve(self, loc: str) -> str:
+        """Resolve a possibly relative loc against ``base_url`` (and turn it into a URI)."""
+        from .core.urls import resolve
+
+        text = loc.strip()
+        if not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", text):
+            text = resolve(text, self.base_url)
+        return iri_to_uri(text)
+
+    def close(self) -> WriteResult:
+        """Finish every file, write the index, publish; return :attr:`result`."""
+        if self._closed:
+            return self.result
+        self._closed = True
+        try:
+            self._finish()
+        except BaseException:
+            self._abort()
+            raise
+        return self.result
+
+    def __enter__(self) -> SitemapWriter:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is not None:
+            self._closed = True
+            self._abort()
+        else:
+            self.close()
+
+    # -- internals ----------------------------------------------------------------
+
+    def _check_location(self, loc: str) -> None:
+        if self.check_location:
+            why = check_location(loc, self._origin)
+            if why is not None:
+                raise InputError(
+                    f"URL {loc!r} is outside {self.base_url}: {why}",
+                    hint="a sitemap may only list URLs under its own folder; "
+                    "fix --base-url or the URL",
+                )
+
+    def _note_key(self, key: str) -> None:
+        """Add a loc to the Bloom filter; remember it as a duplicate candidate if seen."""
+        h = hash(key)
+        a, b, c = h & _MASK, (h >> 20) & _MASK, (h >> 37) & _MASK
+        bloom = self._bloom
+        ba, bb, bc = 1 << (a & 7), 1 << (b & 7), 1 << (c & 7)
+        if bloom[a >> 3] & ba and bloom[b >> 3] & bb and bloom[c >> 3] & bc:
+            self._suspects.add(h)
+        else:
+            bloom[a >> 3] |= ba
+            bloom[b >> 3] |= bb
+            bloom[c >> 3] |= bc
+
+    def _put(self, text: str, ns: int, news: int) -> None:
+        size = len(text) if text.isascii() else len(text.encode())
+        cur = self._cur
+        if cur is not None and ns & ~cur.ns:
+            grow = len(self._header(cur.ns | ns)) - len(self._header(cur.ns))
+        else:
+            grow = 0
+        if (
+            cur is None
+            or cur.count >= self.max_urls
+            or cur.nbytes + grow + size + self._footer_len > self.max_bytes
+            or cur.news + news > self.max_news
+        ):
+            cur = self._open(ns)
+            if cur.nbytes + size + self._footer_len > self.max_bytes:
+                raise InputError(
+                    f"one entry is {size:,} bytes, more than fits in a sitemap of "
+                    f"{self.max_bytes:,} bytes",
+                    hint="raise --max-bytes or shorten the entry",
+                )
+        elif grow:
+            self._widen(cur, ns)
+        cur.pending.append(text)
+        cur.pending_len += size
+        cur.nbytes += size
+        cur.count += 1
+        cur.news += news
+        if cur.pending_len >= _FLUSH:
+            self._flush(cur)
+
+    def _add_block(self, text: str, count: int, keys: list[str]) -> None:
+        """Add ``count`` ready, ASCII-only entry lines without extensions (the fast path)."""
+        bloom, suspects = self._bloom, self._suspects
+        for h in map(hash, keys):  # _note_key, inlined: this loop runs once per URL
+            a, b, c = h & _MASK, (h >> 20) & _MASK, (h >> 37) & _MASK
+            ba, bb, bc = 1 << (a & 7), 1 << (b & 7), 1 << (c & 7)
+            a >>= 3
+            b >>= 3
+            c >>= 3
+            if bloom[a] & ba and bloom[b] & bb and bloom[c] & bc:
+                suspects.add(h)
+            else:
+                bloom[a] |= ba
+                bloom[b] |= bb
+                bloom[c] |= bc
+        while count:
+            cur = self._cur
+            room = 0 if cur is None else self.max_urls - cur.count
+            if room <= 0:  # no shard yet, or it is full: _put opens the next one
+                cut = text.index("\n") + 1
+                self._put(text[:cut], 0, 0)
+                text, count = text[cut:], count - 1
+                continue
+            if count > room:
+                parts = text.split("\n", room)
+                head, text = "\n".join(parts[:room]) + "\n", parts[room]
+                taken = room
+            else:
+                head, text, taken = text, "", count
+            size = len(head)
+            assert cur is not None
+            if cur.nbytes + size + self._footer_len <= self.max_bytes:
+                cur.pending.append(head)
+                cur.pending_len += size
+                cur.nbytes += size
+                cur.count += taken
+                if cur.pending_len >= _FLUSH:
+                    self._flush(cur)
+            else:  # near the byte limit: place line by line
+                for line in head.splitlines(keepends=True):
+                    self._put(line, 0, 0)
+            count -= taken
+
+    def _header(self, ns: int) -> str:
+        return "" if self.format == "txt" else header("urlset", ns, self.stylesheet)
+
+    def _open(self, ns: int) -> _Shard:
+        if self._cur is not None:
+            self._close_shard()
+        if self._publisher is None:
+            self._publisher = Publisher(self.directory, self._owned)
+            self._worker = Worker()
+        n = len(self._shards) + 1
+        f = ShardFile(
+            self._publisher.stage(f"{self.name}-{n}{self._ext}"),
+            gzip=self.gzip,
+            level=self.gzip_level,
+        )
+        self._shards.append(f)
+        assert self._worker is not None
+        self._worker.submit(f._do_open)
+        self._cur = _Shard(f, ns, self._header(ns))
+        return self._cur
+
+    def _flush(self, cur: _Shard) -> None:
+        if cur.pending:
+            data = "".join(cur.pending).encode()
+            cur.pending.clear()
+            cur.pending_len = 0
+            f = cur.file
+            assert self._worker is not None
+            self._worker.submit(lambda: f._do_write(data))
+
+    def _widen(self, cur: _Shard, ns: int) -> None:
+        """A new extension namespace appeared mid-shard: rewrite it with a wider root tag."""
+        assert self._worker is not None
+        self._flush(cur)
+        self._worker.submit(cur.file._do_close)
+        self._worker.wait()
+        old_head = self._header(cur.ns).encode()
+        body = cur.file.read_back()[len(old_head) :]
+        cur.ns |= ns
+        head = self._header(cur.ns)
+        cur.file.raw_bytes = 0
+        self._worker.submit(cur.file._do_open)
+        cur.pending = [head, body.decode()]
+        cur.nbytes = len(head.encode()) + len(body)
+        cur.pending_len = cur.nbytes
+
+    def _close_shard(self) -> None:
+        cur = self._cur
+        assert cur is not None and self._worker is not None
+        cur.pending.append(self._footer)
+        self._flush(cur)
+        self._worker.submit(cur.file._do_close)
+        self._counts.append(cur.count)
+        self._cur = None
+
+    def _abort(self) -> None:
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+        if self._publisher is not None:
+            self._publisher.abort()
+
+    def _finish(self) -> None:
+        if self._cur is None and not self._shards:
+            # Empty input: a valid, empty urlset (XSD wants ≥ 1 url; Google reports
+            # only "Empty sitemap", and allows empty news sitemaps).
+            self._open(0)
+        self._close_shard()
+        assert self._worker is not None and self._publisher is not None
+        self._worker.wait()
+        self._worker.stop()
+        self._worker = None
+        if self._suspects:
+            self._drop_duplicates()
+        kind: Literal["urlset", "text"] = "text" if self.format == "txt" else "urlset"
+        names = [f.path.name for f in self._shards]
+        single = len(names) == 1 and self.index != "always"
+        if self.index == "never" and len(names) > 1:
+            raise InputError(
+                f"the URLs need {len(names)} sitemaps but --index never allows only one",
+                hint="use --index auto, or raise the limits",
+            )
+        if single:
+            final = f"{self.name}{self._ext}"
+            self._shards[0].path.rename(self._publisher.stage(final))
+            names = [final]
+        infos = [
+            FileInfo(n, kind, c, f.raw_bytes, f.stored_bytes)
+            for n, c, f in zip(names, self._counts, self._shards, strict=True)
+        ]
+        indexes = [] if single else self._write_indexes(names)
+        self.result.files = infos + indexes
+        self.result.indexes = [i.name for i in indexes]
+        self.result.urls = sum(self._counts)
+        if self._dropped_ext:
+            self.result.notes.append(
+                f"{self._dropped_ext} URLs carried images, videos, news or alternates, "
+                "which a text sitemap cannot hold; only their locs were written"
+            )
+        last = [i.name for i in indexes]
+        self.result.removed = self._publisher.publish(names, last)
+
+    def _write_indexes(self, names: list[str]) -> list[FileInfo]:
+        assert self._publisher is not None
+        per = self.max_index_entries
+        groups = [names[i : i + per] for i in range(0, len(names), per)]
+        out = []
+        for k, group in enumerate(groups, 1):
+            iname = f"{self.name}.xml" if len(groups) == 1 else f"{self.name}-index-{k}.xml"
+            text = (
+                header("sitemapindex", 0, self.stylesheet)
+                + "".join(sitemap_entry(SitemapRef(self.base_url + n)) for n in group)
+                + footer("sitemapindex")
+            )
+            data = text.encode()
+            if len(data) > self.max_bytes:
+                raise InputError(
+                    f"index {iname} would be {len(data):,} bytes, over the limit",
+                    hint="raise --max-bytes",
+                )
+            self._publisher.stage(iname).write_bytes(data)
+            out.append(FileInfo(iname, "sitemapindex", len(group), len(data), len(data)))
+        if len(groups) > 1:
+            self.result.notes.append(
+                f"{len(names):,} sitemaps need {len(groups)} index files (an index lists at "
+                f"most {per:,}); submit each index: {', '.join(i.name for i in out)}"
+            )
+        return out
+
+    def _drop_duplicates(self) -> None:
+        """Exact pass over the staged shards: keep each candidate loc's first occurrence.
+
+        First a cheap scan (C-level: regex findall, hash, set filter) counts how often
+        each candidate hash occurs; only shards holding a hash seen twice are then
+        rewritten line by line.
+        """
+        txt = self.format == "txt"
+        loc_re = re.compile(r"^(.*)$" if txt else r"^<url><loc>([^<]*)</loc>", re.M)
+        seen: dict[int, int] = defaultdict(int)
+        for f in self._shards:
+            for h in filter(
+                self._suspects.__contains__, map(hash, loc_re.findall(f.read_back().decode()))
+            ):
+                seen[h] += 1
+        self._suspects = {h for h, n in seen.items() if n > 1}
+        if not self._suspects:
+            return
+        first: set[str] = set()
+        suspects = self._suspects
+        txt = self.format == "txt"
+        loc_re = re.compile(r"<loc>([^<]*)</loc>")
+        kept_counts: list[int] = []
+        examples = self.result.duplicate_examples
+        removed_total = 0
+        for i, f in enumerate(self._shards):
+            text = f.read_back().decode()
+            if not any(map(suspects.__contains__, map(hash, loc_re.findall(text)))):
+                kept_counts.append(self._counts[i])
+                continue
+            lines = text.splitlines(keepends=True)
+            keep: list[str] = []
+            removed = 0
+            for line in lines:
+                if txt:
+                    key = line.rstrip("\n")
+                else:
+                    m = loc_re.match(line, 5) if line.startswith("<url>") else None
+                    key = m.group(1) if m else ""
+                if key and hash(key) in suspects:
+                    if key in first:
+                        removed += 1
+                        if len(examples) < 10:
+                            examples.append(key)
+                        continue
+                    first.add(key)
+                keep.append(line)
+            kept_counts.append(self._counts[i] - removed)
+            if removed:
+                removed_total += removed
+                if txt:
+                    body = "".join(keep)
+                else:
+                    root = next(j for j, line in enumerate(keep) if line.startswith("<urlset"))
+                    body = "".join(keep[root + 1 :])
+                    ns = 0
+                    for flag, marker in _NS_MARKERS:
+                        if marker in body:
+                            ns |= flag
+                    body = self._header(ns) + body
+                f._do_open()
+                f.raw_bytes = 0
+                f._do_write(body.encode())
+                f._do_close()
+        self.result.duplicates = removed_total
+        # Shards left without entries are dropped and the rest renumbered in order.
+        if 0 in kept_counts and any(kept_counts):
+            assert self._publisher is not None
+            shards: list[ShardFile] = []
+            counts: list[int] = []
+            for f, c in zip(self._shards, kept_counts, strict=True):
+                if c == 0:
+                    f.path.unlink()
+                    continue
+                n = len(shards) + 1
+                new = self._publisher.stage(f"{self.name}-{n}{self._ext}")
+                if new != f.path:
+                    f.path.rename(new)
+                    f.path = new
+                shards.append(f)
+                counts.append(c)
+            self._shards, kept_counts = shards, counts
+        self._counts = kept_counts

@@ -1,0 +1,183 @@
+"""``sitemapkit write`` end to end, in-process and as a real process."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from sitemapkit.cli.main import main
+
+from ..conftest import NS, parse
+
+BASE = "https://example.com/"
+
+
+def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err
+
+
+def test_write_prints_a_table_and_publishes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "u.txt"
+    src.write_text("".join(f"{BASE}p{i}\n" for i in range(5)))
+    code, out, err = cli(
+        [
+            "write",
+            str(src),
+            "-o",
+            str(tmp_path / "o"),
+            "--base-url",
+            BASE,
+            "--max-urls",
+            "2",
+            "--gzip",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    assert "sitemap-3.xml.gz" in out and "5 URLs in 4 files" in out
+    assert parse(tmp_path / "o" / "sitemap.xml").tag.endswith("sitemapindex")
+
+
+def test_invalid_input_exits_1_with_position_and_publishes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    src = tmp_path / "u.csv"
+    src.write_text(
+        "loc,lastmod\nhttps://example.com/a,2024-05-01\nhttps://example.com/b,yesterday\n"
+    )
+    code, _, err = cli(["write", str(src), "-o", str(tmp_path / "o"), "--base-url", BASE], capsys)
+    assert code == 1
+    assert err.startswith("sitemapkit: error: 'yesterday' is not a W3C Datetime")
+    assert f"(at {src}:3, field lastmod)" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli(["write", "x.txt", "-o", str(tmp_path)], capsys)[0] == 2  # no --base-url
+    assert cli(["write", "x.txt", "-o", str(tmp_path), "--base-url", "ftp://x/"], capsys)[0] == 2
+    assert (
+        cli(["write", "x.txt", "-o", str(tmp_path), "--base-url", BASE, "--max-urls", "0"], capsys)[
+            0
+        ]
+        == 2
+    )
+
+
+def test_missing_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = cli(
+        ["write", str(tmp_path / "nope.txt"), "-o", str(tmp_path / "o"), "--base-url", BASE], capsys
+    )
+    assert code == 1 and "cannot open input" in err
+
+
+def test_stdin_jsonl(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sitemapkit",
+            "write",
+            "-",
+            "-o",
+            str(tmp_path / "o"),
+            "--base-url",
+            BASE,
+        ],
+        input=b'{"loc": "/a", "lastmod": "2024-05-01"}\n',
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    root = parse(tmp_path / "o" / "sitemap.xml")
+    assert root.find("s:url/s:loc", NS).text == BASE + "a"
+
+
+def test_a_killed_process_leaves_the_earlier_output_byte_identical(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    small = tmp_path / "small.txt"
+    small.write_text("".join(f"{BASE}old{i}\n" for i in range(10)))
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sitemapkit",
+            "write",
+            str(small),
+            "-o",
+            str(out),
+            "--base-url",
+            BASE,
+            "--max-urls",
+            "3",
+            "--gzip",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    # An endless input on a pipe: the writer is busy writing shards when it is killed.
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "sitemapkit",
+            "write",
+            "-",
+            "-o",
+            str(out),
+            "--base-url",
+            BASE,
+            "--max-urls",
+            "1000",
+            "--gzip",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None
+    deadline = time.monotonic() + 20
+    i = 0
+    staging = None
+    while time.monotonic() < deadline:
+        proc.stdin.write("".join(f"{BASE}new{i + k}\n" for k in range(5000)).encode())
+        i += 5000
+        staging = [p for p in tmp_path.iterdir() if p.name.startswith(".o.sitemapkit-")]
+        if staging and any(len(os.listdir(s)) > 2 for s in staging):
+            break
+    assert staging, "the writer never staged anything"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    # the next run clears the dead process's staging folder
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "sitemapkit",
+            "write",
+            str(small),
+            "-o",
+            str(out),
+            "--base-url",
+            BASE,
+            "--max-urls",
+            "3",
+            "--gzip",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".o.sitemapkit-")]

@@ -1,0 +1,93 @@
+import datetime as dt
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from sitemapkit.core.w3cdate import format_lastmod, parse_w3c
+
+VALID = {
+    "1997": 1,
+    "1997-07": 2,
+    "1997-07-16": 3,
+    "1997-07-16T19:20+01:00": 4,
+    "1997-07-16T19:20:30+01:00": 5,
+    "1997-07-16T19:20:30.45+01:00": 6,
+    "1997-07-16T19:20:30Z": 5,
+    "2024-02-29": 3,
+    "2024-05-01T10:00:00-07:00": 5,
+    "2024-05-01T10:00:00.123456+02:00": 6,
+}
+INVALID = [
+    "1997-07-16T19:20:30",
+    "1997-07-16T19:20",
+    "1997-07-16Z",
+    "1997-07-16T24:00:00Z",
+    "1997-07-16T19:20:60Z",
+    "2023-02-29",
+    "0000-01-01",
+    "-0001-01-01",
+    "12024-01-01",
+    "1997-07-16t19:20:30z",
+    "1997-07-16 19:20:30Z",
+    "1997-07-16T19:20:30+0100",
+    "1997-07-16T19:20:30+01",
+    "19970716",
+    "1997-7-16",
+    "97-07-16",
+    "2024-13-01",
+    "2024-04-31",
+    "2024-05-01T10:00:00.+02:00",
+    "2024-05-01T1:00:00Z",
+    "2024-05-01T10:00:00 +02:00",
+    "May 1, 2024",
+    "2024/05/01",
+    "1714557600",
+    "2024-05-01T10:00:00GMT",
+    "2024-05-01T10:00:00+2:00",
+    "",
+    "2024-05-01T10:00:00+15:00",
+    "２０２４-05-01",
+]
+
+
+@pytest.mark.parametrize(("text", "granularity"), VALID.items())
+def test_valid_granularities(text: str, granularity: int) -> None:
+    assert parse_w3c(text).granularity == granularity
+
+
+@pytest.mark.parametrize("text", INVALID)
+def test_invalid_values_are_refused(text: str) -> None:
+    with pytest.raises(ValueError):
+        parse_w3c(text)
+
+
+def test_writer_forms() -> None:
+    assert format_lastmod("2024-05-01") == "2024-05-01"
+    assert format_lastmod("2024-05-01T10:00Z") == "2024-05-01T10:00:00+00:00"
+    assert format_lastmod("2024-05-01T10:00:00.999-05:00") == "2024-05-01T10:00:00-05:00"
+    assert format_lastmod(" 2024-05-01T10:00:00-00:00 ") == "2024-05-01T10:00:00+00:00"
+    tz = dt.timezone(dt.timedelta(hours=2))
+    assert format_lastmod(dt.datetime(2024, 5, 1, 10, 0, 0, 5, tz)) == "2024-05-01T08:00:00+00:00"
+    assert format_lastmod(dt.date(2024, 5, 1)) == "2024-05-01"
+
+
+@pytest.mark.parametrize("value", ["2024", "2024-05", dt.datetime(2024, 5, 1)])
+def test_writer_refuses_coarse_or_naive(value: object) -> None:
+    with pytest.raises(ValueError, match=r"coarser than a day|no timezone"):
+        format_lastmod(value)  # type: ignore[arg-type]
+
+
+_OFFSETS = st.integers(-14 * 60, 14 * 60).map(lambda m: dt.timezone(dt.timedelta(minutes=m)))
+
+
+@given(
+    st.datetimes(
+        min_value=dt.datetime(1, 1, 2), max_value=dt.datetime(9999, 12, 30), timezones=_OFFSETS
+    )
+)
+def test_format_then_parse_is_the_same_instant(value: dt.datetime) -> None:
+    text = format_lastmod(value)
+    parsed = parse_w3c(text)
+    assert parsed.granularity == 5
+    assert parsed.to_datetime() == value.replace(microsecond=0)

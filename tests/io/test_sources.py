@@ -1,0 +1,183 @@
+"""Input sources: CSV/TXT fast path equals the row path; errors carry file, line, field."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import sitemapkit as sk
+from sitemapkit.io import sources
+from sitemapkit.io.sources import write_inputs
+
+from ..conftest import NS, parse
+
+BASE = "https://example.com/"
+
+
+def run(tmp: Path, name: str, text: str, **kw: object) -> tuple[sk.WriteResult, bytes]:
+    src = tmp / name
+    src.write_text(text, encoding="utf-8")
+    out = tmp / "out"
+    with sk.SitemapWriter(out, base_url=BASE, **kw) as w:  # type: ignore[arg-type]
+        write_inputs(w, [str(src)])
+    return w.result, (out / "sitemap.xml").read_bytes()
+
+
+def row_path_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sources._Fast, "block", lambda self, lines: False)
+
+
+CSV = (
+    "loc,lastmod,changefreq,priority\n"
+    "https://example.com/küche?a=1&b=2,2024-05-01T10:00:00Z,daily,0.5\n"
+    "https://example.com/x,2024-05-01T10:00:00-00:00,weekly,1.0\n"
+    "https://example.com/y,2024-02-29,never,0.0\n"
+)
+
+
+def test_csv_fast_path_and_row_path_give_identical_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, fast = run(tmp_path, "a.csv", CSV)
+    row_path_only(monkeypatch)
+    _, slow = run(tmp_path, "a.csv", CSV)
+    assert fast == slow
+    assert b"<loc>https://example.com/k%C3%BCche?a=1&amp;b=2</loc>" in fast
+    assert b"<lastmod>2024-05-01T10:00:00+00:00</lastmod>" in fast
+
+
+_LASTMOD = st.one_of(
+    st.sampled_from(
+        [
+            "",
+            "2024-05-01",
+            "2024-02-30",
+            "2023-02-29",
+            "2024-05-01T24:00:00Z",
+            "2024-05-01T10:00:00+14:00",
+            "2024-05-01T10:00:00+14:30",
+            "2024-05-01T10:00:00-05:00",
+            "2024-05-01T10:00Z",
+            "2024-05-01T10:00:00.5Z",
+            "0000-01-01",
+            "2024-13-01",
+            "2024-05-01T10:61:00Z",
+        ]
+    ),
+    st.dates().map(str),
+)
+_ROW = st.tuples(
+    st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12),
+    _LASTMOD,
+    st.sampled_from(["daily", "Daily", "weekly", "", "sometimes"]),
+    st.sampled_from(["0.5", "1.0", "0.55", "", ".5", "2"]),
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(rows=st.lists(_ROW, min_size=1, max_size=8))
+def test_fast_path_agrees_with_row_path_on_any_rows(
+    tmp_path: Path,
+    rows: list[tuple[str, ...]],
+) -> None:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    wr = csv.writer(buf, lineterminator="\n")
+    wr.writerow(["loc", "lastmod", "changefreq", "priority"])
+    for path, lm, cf, pr in rows:
+        wr.writerow([BASE + "p/" + path.replace(",", ""), lm, cf, pr])
+    text = buf.getvalue().replace('"', "")  # keep the fast path eligible
+
+    def outcome() -> bytes | str:
+        try:
+            return run(tmp_path, "p.csv", text)[1]
+        except sk.SitemapError as exc:
+            return f"error line {exc.line}"
+
+    fast = outcome()
+    original = sources._Fast.block
+    sources._Fast.block = lambda self, lines: False  # type: ignore[method-assign]
+    try:
+        slow = outcome()
+    finally:
+        sources._Fast.block = original  # type: ignore[method-assign]
+    assert fast == slow
+
+
+def test_csv_error_names_file_line_and_field(tmp_path: Path) -> None:
+    bad = CSV + "https://example.com/z,2024-05-01,daily,1.5\n"
+    with pytest.raises(sk.InputError) as info:
+        run(tmp_path, "b.csv", bad)
+    err = info.value
+    assert (err.where, err.line, err.field) == (str(tmp_path / "b.csv"), 5, "priority")
+    assert str(err).endswith(f"(at {tmp_path / 'b.csv'}:5, field priority)")
+    assert not (tmp_path / "out").exists()
+
+
+def test_csv_unknown_column(tmp_path: Path) -> None:
+    with pytest.raises(sk.InputError, match="unknown column 'title'"):
+        run(tmp_path, "c.csv", "loc,title\nhttps://example.com/,x\n")
+
+
+def test_csv_extension_columns_and_quoted_fields(tmp_path: Path) -> None:
+    text = (
+        "loc,images,alternates,news_name,news_language,news_publication_date,news_title,"
+        "video_thumbnail_loc,video_title,video_description,video_content_loc,video_tags\n"
+        '"https://example.com/a,b",https://example.com/1.jpg https://example.com/2.jpg,'
+        'en=/a de=/de/a,Paper,en,2024-05-01,"Hello, world",/t.jpg,V,"multi\nline",'
+        '/v.mp4,"x, y"\n'
+    )
+    _, data = run(tmp_path, "d.csv", text)
+    root = parse(data)
+    url = root.find("s:url", NS)
+    assert url.find("s:loc", NS).text == "https://example.com/a,b"
+    assert len(url.findall("image:image", NS)) == 2
+    assert url.find("news:news/news:title", NS).text == "Hello, world"
+    assert url.find("video:video/video:description", NS).text == "multi\nline"
+    assert [t.text for t in url.findall("video:video/video:tag", NS)] == ["x", "y"]
+    assert {x.get("hreflang") for x in url.findall("xhtml:link", NS)} == {"en", "de"}
+
+
+def test_txt_input(tmp_path: Path) -> None:
+    _, data = run(tmp_path, "u.txt", "https://example.com/a\n\n  /b  \nc\n")
+    assert [e.text for e in parse(data).iterfind("s:url/s:loc", NS)] == [
+        "https://example.com/a",
+        "https://example.com/b",
+        "https://example.com/c",
+    ]
+
+
+def test_jsonl_round_trips_the_record_shape(tmp_path: Path) -> None:
+    u = sk.Url(
+        "https://example.com/a",
+        lastmod="2024-05-01",
+        priority=0.3,
+        images=[sk.Image("https://example.com/i.jpg")],
+        news=sk.News("P", "de", "2024-05-01T10:00:00+02:00", "T"),
+        alternates=[sk.Alternate("de", "https://example.com/a")],
+    )
+    lines = [json.dumps(u.to_record()), json.dumps({"kind": "sitemap", "loc": BASE + "s.xml"})]
+    src = tmp_path / "r.jsonl"
+    src.write_text("\n".join(lines) + "\n")
+    with sk.SitemapWriter(tmp_path / "out", base_url=BASE) as w:
+        notes = write_inputs(w, [str(src)])
+    assert notes and "skipped" in notes[0]
+    assert (tmp_path / "out" / "sitemap.xml").read_bytes() == sk.dumps([u])
+
+
+def test_jsonl_error_position(tmp_path: Path) -> None:
+    with pytest.raises(sk.InputError) as info:
+        run(
+            tmp_path,
+            "e.jsonl",
+            '{"loc": "https://example.com/"}\n{"loc": "https://example.com/", "lastmod": "May"}\n',
+        )
+    assert (info.value.line, info.value.field) == (2, "lastmod")

@@ -1,0 +1,379 @@
+"""The writer: limits, index, namespaces, hreflang, gzip, publishing, duplicates."""
+
+from __future__ import annotations
+
+import datetime as dt
+import gzip
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import sitemapkit as sk
+from sitemapkit.core import limits
+from sitemapkit.lint.xsd import xsd_errors
+
+from .conftest import NS, locs, parse, read_bytes
+
+BASE = "https://example.com/"
+
+
+def write(out: Path, urls: list[sk.Url | str], **kw: object) -> sk.WriteResult:
+    with sk.SitemapWriter(out, base_url=BASE, **kw) as w:  # type: ignore[arg-type]
+        for u in urls:
+            w.add(u)
+    return w.result
+
+
+def shard_files(out: Path) -> list[Path]:
+    return sorted(
+        (p for p in out.iterdir() if p.name != "sitemap.xml"),
+        key=lambda p: int(p.name.split("-")[1].split(".")[0]),
+    )
+
+
+def all_locs(out: Path) -> list[str]:
+    return [loc for p in shard_files(out) for loc in locs(p)]
+
+
+FULL = sk.Url(
+    "https://example.com/watch/ü?a=1&b='2'",
+    lastmod=dt.datetime(2024, 5, 1, 10, 0, tzinfo=dt.UTC),
+    changefreq="weekly",
+    priority=0.8,
+    images=[sk.Image("https://cdn.example.net/i.jpg")],
+    videos=[
+        sk.Video(
+            thumbnail_loc="https://cdn.example.net/t.jpg",
+            title="A <video> & more",
+            description="Déscription",
+            content_loc="https://cdn.example.net/v.mp4",
+            player_loc="https://example.com/player?id=1",
+            duration=600,
+            expiration_date="2030-01-01",
+            rating=4.2,
+            view_count=12,
+            publication_date="2024-05-01T10:00:00+02:00",
+            family_friendly=True,
+            restriction=sk.VideoRestriction("allow", ("IE", "GB")),
+            platform=sk.VideoPlatform("deny", ("tv",)),
+            requires_subscription=False,
+            uploader="Üploader",
+            uploader_info="https://example.com/u",
+            live=False,
+            tags=("a", "b"),
+        )
+    ],
+    news=sk.News("The Times", "en", "2024-05-01", "Title & co"),
+    alternates=[
+        sk.Alternate("de", "https://example.com/de"),
+        sk.Alternate("x-default", "https://example.com/"),
+    ],
+)
+
+
+def test_every_extension_validates_against_the_official_schemas(out: Path) -> None:
+    write(out, [FULL, sk.Url("https://example.com/plain")])
+    data = (out / "sitemap.xml").read_bytes()
+    assert xsd_errors(data) == []
+    root = parse(data)
+    assert set(root.nsmap.values()) == {*NS.values()}  # all five, because all are used
+    assert root.find("s:url/video:video/video:title", NS).text == "A <video> & more"
+    assert root.find("s:url/s:loc", NS).text == "https://example.com/watch/%C3%BC?a=1&b='2'"
+
+
+def test_only_used_namespaces_are_declared(out: Path) -> None:
+    write(out, [sk.Url("https://example.com/a", images=["https://example.com/i.png"])])
+    root = parse(out / "sitemap.xml")
+    assert root.nsmap == {None: NS["s"], "image": NS["image"]}
+
+
+def test_index_with_shards_validates(out: Path) -> None:
+    write(out, [f"https://example.com/{i}" for i in range(5)], max_urls=2, gzip=True)
+    assert xsd_errors((out / "sitemap.xml").read_bytes()) == []
+    index = parse(out / "sitemap.xml")
+    assert index.tag == f"{{{NS['s']}}}sitemapindex"
+    children = [e.text for e in index.iterfind("s:sitemap/s:loc", NS)]
+    assert children == [f"{BASE}sitemap-{i}.xml.gz" for i in (1, 2, 3)]
+    for p in shard_files(out):
+        assert xsd_errors(read_bytes(p)) == []
+
+
+@pytest.mark.parametrize(("n", "files"), [(49_999, 1), (50_000, 1), (50_001, 2)])
+def test_url_count_boundaries(out: Path, n: int, files: int) -> None:
+    res = write(out, [f"https://example.com/p{i}" for i in range(n)])
+    shards = [f for f in res.files if f.kind == "urlset"]
+    assert len(shards) == files
+    assert [f.entries for f in shards] == ([n] if files == 1 else [50_000, n - 50_000])
+    got = locs(out / "sitemap.xml") if files == 1 else all_locs(out)
+    assert got == [f"https://example.com/p{i}" for i in range(n)]
+
+
+def _entry_size(loc: str) -> int:
+    return len(f"<url><loc>{loc}</loc></url>\n".encode())
+
+
+@pytest.mark.parametrize("path", ["a" * 1900, "ü" * 300, "€𝄞" * 90])
+def test_byte_limit_is_hit_exactly(out: Path, path: str) -> None:
+    urls = [sk.Url(f"https://example.com/{i:04d}/{path}") for i in range(40)]
+    head = len(sk.dumps([]).decode().split("</urlset>")[0].encode())
+    tail = len(b"</urlset>\n")
+    limit = head + tail + sum(_entry_size(u.loc) for u in urls[:7])  # exactly 7 fit
+    res = write(out, urls, max_bytes=limit)
+    shards = [f for f in res.files if f.kind == "urlset"]
+    assert shards[0].entries == 7
+    assert shards[0].bytes == limit
+    for p in shard_files(out):
+        assert len(read_bytes(p)) <= limit
+    assert all_locs(out) == [u.loc for u in urls]
+    one_less = write(out, urls, max_bytes=limit - 1)
+    assert one_less.files[0].entries == 6
+
+
+def test_byte_limit_counts_multibyte_text_in_bytes(out: Path) -> None:
+    title = "€𝄞ü" * 300  # 2,700 bytes of UTF-8 in 900 characters
+    urls = [
+        sk.Url(f"https://example.com/{i}", news=sk.News("P", "en", "2024-05-01", title))
+        for i in range(10)
+    ]
+    entry = sk.dumps(urls[:1]).decode().splitlines()[2] + "\n"
+    assert len(entry.encode()) > len(entry) + 1500
+    head = len(sk.dumps(urls[:1]).split(b"<url>")[0])
+    limit = head + len(b"</urlset>\n") + 3 * len(entry.encode())
+    res = write(out, urls, max_bytes=limit)
+    assert [f.entries for f in res.files if f.kind == "urlset"] == [3, 3, 3, 1]
+    assert res.files[0].bytes == limit
+    assert max(len(read_bytes(p)) for p in shard_files(out)) == limit
+
+
+def test_news_sitemaps_hold_at_most_1000_news(out: Path) -> None:
+    news = sk.News("Paper", "en", "2024-05-01", "t")
+    urls = [sk.Url(f"https://example.com/n{i}", news=news if i % 2 else None) for i in range(2_004)]
+    res = write(out, urls)
+    for p in shard_files(out):
+        assert len(parse(p).findall("s:url/news:news", NS)) <= limits.MAX_NEWS
+    assert res.urls == 2_004
+    # the 1,000th news entry is url 1,999; url 2,000 has none and still fits
+    assert [f.entries for f in res.files if f.kind == "urlset"] == [2_001, 3]
+
+
+def test_more_than_1000_images_is_an_error() -> None:
+    with pytest.raises(ValueError, match="1,000"):
+        sk.Url("https://example.com/", images=[f"https://example.com/{i}.jpg" for i in range(1001)])
+
+
+def test_empty_input_gives_an_empty_valid_urlset(out: Path) -> None:
+    res = write(out, [])
+    assert res.urls == 0
+    root = parse(out / "sitemap.xml")
+    assert root.tag == f"{{{NS['s']}}}urlset" and len(root) == 0
+
+
+def test_index_modes(out: Path) -> None:
+    res = write(out, ["https://example.com/a"], index="always")
+    assert res.indexes == ["sitemap.xml"] and (out / "sitemap-1.xml").exists()
+    with pytest.raises(sk.InputError, match="index never"):
+        write(out, ["https://example.com/a", "https://example.com/b"], index="never", max_urls=1)
+
+
+def test_several_indexes_when_the_index_limit_is_passed(out: Path) -> None:
+    res = write(
+        out, [f"https://example.com/{i}" for i in range(7)], max_urls=1, max_index_entries=3
+    )
+    assert res.indexes == ["sitemap-index-1.xml", "sitemap-index-2.xml", "sitemap-index-3.xml"]
+    assert any("3 index files" in n for n in res.notes)
+    assert not (out / "sitemap.xml").exists()
+
+
+def test_hreflang_cluster_lists_every_member_and_itself(out: Path) -> None:
+    with sk.SitemapWriter(out, base_url=BASE) as w:
+        w.add_alternates({"en": "/en/p", "de": "/de/p", "fr-CA": "/fr-ca/p"}, x_default="/p")
+    root = parse(out / "sitemap.xml")
+    urls = root.findall("s:url", NS)
+    assert [u.find("s:loc", NS).text for u in urls] == [
+        BASE + "en/p",
+        BASE + "de/p",
+        BASE + "fr-ca/p",
+        BASE + "p",
+    ]
+    expected = {
+        ("en", BASE + "en/p"),
+        ("de", BASE + "de/p"),
+        ("fr-CA", BASE + "fr-ca/p"),
+        ("x-default", BASE + "p"),
+    }
+    for u in urls:
+        links = {(x.get("hreflang"), x.get("href")) for x in u.findall("xhtml:link", NS)}
+        assert links == expected
+        assert all(x.get("rel") == "alternate" for x in u.findall("xhtml:link", NS))
+
+
+def test_output_contract(out: Path) -> None:
+    write(
+        out,
+        [sk.Url("https://example.com/a", priority=1, changefreq="DAILY")],
+        stylesheet="https://example.com/s.xsl?a=1&b=2",
+    )
+    data = (out / "sitemap.xml").read_bytes()
+    assert data.startswith(
+        b'<?xml version="1.0" encoding="UTF-8"?>\n'
+        b'<?xml-stylesheet type="text/xsl" href="https://example.com/s.xsl?a=1&amp;b=2"?>\n'
+    )
+    assert b"<priority>1.0</priority>" in data and b"<changefreq>daily</changefreq>" in data
+    assert b"lastmod" not in data  # never invented
+    assert b"\r" not in data and not data.startswith(b"\xef\xbb\xbf")
+
+
+def test_text_format(out: Path) -> None:
+    res = write(
+        out,
+        [
+            "https://example.com/a?x=1&y=2",
+            sk.Url("https://example.com/b", images=["https://e.com/i.jpg"]),
+        ],
+        format="txt",
+    )
+    assert (
+        out / "sitemap.txt"
+    ).read_text() == "https://example.com/a?x=1&y=2\nhttps://example.com/b\n"
+    assert res.notes and "text sitemap" in res.notes[0]
+
+
+def test_gzip_is_reproducible_and_valid(tmp_path: Path) -> None:
+    urls = [f"https://example.com/{i}" for i in range(300)]
+    write(tmp_path / "a", urls, gzip=True, max_urls=100)
+    write(tmp_path / "b", urls, gzip=True, max_urls=100)
+    names = sorted(os.listdir(tmp_path / "a"))
+    assert names == sorted(os.listdir(tmp_path / "b"))
+    for n in names:
+        assert (tmp_path / "a" / n).read_bytes() == (tmp_path / "b" / n).read_bytes()
+    raw = (tmp_path / "a" / "sitemap-1.xml.gz").read_bytes()
+    assert raw[:2] == b"\x1f\x8b" and raw[4:8] == b"\0\0\0\0"  # mtime 0
+    assert gzip.decompress(raw).startswith(b"<?xml")
+
+
+def test_duplicates_are_kept_once_in_order_and_reported(out: Path) -> None:
+    urls = [
+        "https://example.com/a",
+        "https://example.com/b",
+        "https://example.com/a",
+        "https://example.com/c",
+        "https://example.com/b",
+        "https://example.com/a",
+    ]
+    res = write(out, urls, max_urls=2)
+    assert all_locs(out) == [
+        "https://example.com/a",
+        "https://example.com/b",
+        "https://example.com/c",
+    ]
+    assert res.duplicates == 3 and res.urls == 3
+    assert [f.entries for f in res.files if f.kind == "urlset"] == [2, 1]
+    assert [e.text for e in parse(out / "sitemap.xml").iterfind("s:sitemap/s:loc", NS)] == [
+        BASE + "sitemap-1.xml",
+        BASE + "sitemap-2.xml",
+    ]
+
+
+def test_a_shard_made_only_of_duplicates_disappears(out: Path) -> None:
+    urls = ["https://example.com/a", "https://example.com/b"] * 3
+    res = write(out, urls, max_urls=2)
+    assert res.urls == 2 and res.duplicates == 4
+    assert sorted(os.listdir(out)) == ["sitemap.xml"]  # one shard left: written directly
+
+
+def test_locations_outside_the_base_are_refused(out: Path) -> None:
+    with pytest.raises(sk.InputError, match="outside"):
+        write(out, ["https://other.example.com/a"])
+    assert not out.exists() or not os.listdir(out)
+    write(out, ["https://other.example.com/a"], check_location=False)
+
+
+def test_relative_locs_resolve_against_the_base(out: Path) -> None:
+    with sk.SitemapWriter(out, base_url="https://example.com/shop") as w:
+        w.add("item?id=1")
+        w.add("/shop/küche")
+    assert locs(out / "sitemap.xml") == [
+        "https://example.com/shop/item?id=1",
+        "https://example.com/shop/k%C3%BCche",
+    ]
+
+
+def test_stale_shards_are_removed_after_the_new_index(out: Path) -> None:
+    write(out, [f"https://example.com/{i}" for i in range(5)], max_urls=1)
+    (out / "robots.txt").write_text("keep me")
+    res = write(out, [f"https://example.com/{i}" for i in range(3)], max_urls=1)
+    assert sorted(res.removed) == ["sitemap-4.xml", "sitemap-5.xml"]
+    assert sorted(os.listdir(out)) == [
+        "robots.txt",
+        "sitemap-1.xml",
+        "sitemap-2.xml",
+        "sitemap-3.xml",
+        "sitemap.xml",
+    ]
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]
+
+
+def test_unchanged_files_keep_their_mtime(out: Path) -> None:
+    write(out, [f"https://example.com/{i}" for i in range(4)], max_urls=2)
+    os.utime(out / "sitemap-1.xml", (1_000_000, 1_000_000))
+    write(
+        out, ["https://example.com/0", "https://example.com/1", "https://example.com/x"], max_urls=2
+    )
+    assert (out / "sitemap-1.xml").stat().st_mtime == 1_000_000
+    assert locs(out / "sitemap-2.xml") == ["https://example.com/x"]
+
+
+def test_a_failure_mid_write_leaves_the_published_files_intact(out: Path) -> None:
+    write(out, [f"https://example.com/{i}" for i in range(10)], max_urls=3, gzip=True)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    class Boom(Exception):
+        pass
+
+    with pytest.raises(Boom), sk.SitemapWriter(out, base_url=BASE, max_urls=3, gzip=True) as w:
+        for i in range(100):
+            w.add(f"https://example.com/new{i}")
+        raise Boom
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert [p.name for p in out.parent.iterdir()] == ["public"]  # no stray staging folder
+
+
+_LOCS = st.lists(
+    st.text(
+        st.characters(exclude_categories=("Cs",), exclude_characters="\x00"),
+        min_size=1,
+        max_size=40,
+    ),
+    min_size=1,
+    max_size=60,
+    unique=True,
+)
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(paths=_LOCS, max_urls=st.integers(1, 7), slack=st.integers(0, 400))
+def test_split_never_exceeds_limits_and_keeps_order(
+    tmp_path: Path, paths: list[str], max_urls: int, slack: int
+) -> None:
+    out = tmp_path / "prop"
+    try:
+        urls = [sk.Url(BASE + "p/" + p) for p in paths]
+    except ValueError:
+        return  # e.g. a character XML cannot carry
+    uniq = list(dict.fromkeys(u.loc for u in urls))
+    max_bytes = (
+        200 + max(_entry_size(u.replace("&", "&amp;").replace("'", "&apos;")) for u in uniq) + slack
+    )
+    res = write(out, urls, max_urls=max_urls, max_bytes=max_bytes)
+    files = [out / f.name for f in res.files if f.kind == "urlset"]
+    for f in files:
+        data = read_bytes(f)
+        assert len(data) <= max_bytes
+        assert len(parse(data)) <= max_urls
+    assert [loc for f in files for loc in locs(f)] == uniq
+    assert res.urls == len(uniq)
