@@ -371,9 +371,12 @@ def test_split_never_exceeds_limits_and_keeps_order(
     )
     res = write(out, urls, max_urls=max_urls, max_bytes=max_bytes)
     files = [out / f.name for f in res.files if f.kind == "urlset"]
-    for f in files:
+    indexes = [out / f.name for f in res.files if f.kind == "sitemapindex"]
+    listed = [e.text for i in indexes for e in parse(i).iterfind("s:sitemap/s:loc", NS)]
+    assert listed == ([BASE + f.name for f in files] if indexes else [])
+    for f in files + indexes:
         data = read_bytes(f)
         assert len(data) <= max_bytes
-        assert len(parse(data)) <= max_urls
+        assert len(parse(data)) <= (max_urls if f in files else limits.MAX_SITEMAPS)
     assert [loc for f in files for loc in locs(f)] == uniq
     assert res.urls == len(uniq)

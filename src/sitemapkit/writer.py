@@ -1,18 +1,22 @@
 """The streaming writer: URLs in, published sitemaps (and an index) out.
 
-Memory stays flat: only the current shard's pending lines (≤ 1 MiB) are held,
-plus a fixed 8 MiB Bloom filter for duplicate detection. Every entry is one line
-(see ``core.serialize``), so a shard is cut exactly where the next entry would
-break the URL count, the byte size (the real closing tag counted) or the news
-count. Duplicates are detected exactly: the Bloom filter flags candidates, and
-when there are any, the staged shards are scanned once at the end and every
-occurrence after the first is removed.
+Memory stays flat: only the current shard's pending lines (≤ 1 MiB) are held.
+Every entry is one line (see ``core.serialize``), so a shard is cut exactly where
+the next entry would break the URL count, the byte size (the real closing tag
+counted) or the news count.
+
+Duplicates are found exactly without holding the URLs: each loc's 64-bit hash
+goes into an array that is spilled to the staging folder in runs of 256 Ki
+hashes (8 bytes a URL on disk). At the end, hashes occurring twice are found
+with set intersections run by run (C speed, one run's set in memory); only if
+there are any are the staged shards scanned, and every occurrence of a loc
+after its first removed.
 """
 
 from __future__ import annotations
 
 import re
-from collections import defaultdict
+from array import array
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,8 +42,7 @@ from .io.files import Publisher, ShardFile, Worker
 __all__ = ["FileInfo", "SitemapWriter", "WriteResult"]
 
 _FLUSH: Final = 1 << 20
-_BLOOM_BITS: Final = 1 << 26  # 8 MiB; false candidates (re-checked exactly) ~0.01 % at 1M
-_MASK: Final = _BLOOM_BITS - 1
+_RUN: Final = 1 << 18  # hashes per spilled run: 2 MiB on disk, ~20 MiB as a set
 _NS_MARKERS: Final = (
     (XHTML, "<xhtml:link"),
     (IMAGE, "<image:image"),
@@ -178,7 +181,8 @@ class SitemapWriter:
         self._shards: list[ShardFile] = []
         self._counts: list[int] = []
         self._cur: _Shard | None = None
-        self._bloom = bytearray(_BLOOM_BITS >> 3)
+        self._hashes = array("q")
+        self._runs: list[int] = []  # lengths of the runs spilled to the hash file
         self._suspects: set[int] = set()
         self._dropped_ext = 0
         self._closed = False
@@ -205,8 +209,8 @@ class SitemapWriter:
         else:
             key = escape(url.loc)
             text, ns = url_entry(url, keep_deprecated=self.keep_deprecated)
-        self._note_key(key)
         self._put(text, ns, 1 if url.news is not None else 0)
+        self._note_keys([key])
 
     def add_alternates(
         self,
@@ -295,18 +299,44 @@ class SitemapWriter:
                     "fix --base-url or the URL",
                 )
 
-    def _note_key(self, key: str) -> None:
-        """Add a loc to the Bloom filter; remember it as a duplicate candidate if seen."""
-        h = hash(key)
-        a, b, c = h & _MASK, (h >> 20) & _MASK, (h >> 37) & _MASK
-        bloom = self._bloom
-        ba, bb, bc = 1 << (a & 7), 1 << (b & 7), 1 << (c & 7)
-        if bloom[a >> 3] & ba and bloom[b >> 3] & bb and bloom[c >> 3] & bc:
-            self._suspects.add(h)
-        else:
-            bloom[a >> 3] |= ba
-            bloom[b >> 3] |= bb
-            bloom[c >> 3] |= bc
+    def _note_keys(self, keys: list[str]) -> None:
+        """Remember the hashes of these locs for the duplicate check at the end."""
+        self._hashes.extend(map(hash, keys))
+        if len(self._hashes) >= _RUN:
+            self._spill()
+
+    def _spill(self) -> None:
+        assert self._publisher is not None
+        with open(self._publisher.stage(".hashes"), "ab") as fh:
+            self._hashes.tofile(fh)
+        self._runs.append(len(self._hashes))
+        self._hashes = array("q")
+
+    def _iter_runs(self) -> list[array[int]]:
+        """Every run of hashes, spilled ones read back (one at a time would do; they are small)."""
+        runs: list[array[int]] = []
+        if self._runs:
+            assert self._publisher is not None
+            with open(self._publisher.stage(".hashes"), "rb") as fh:
+                for n in self._runs:
+                    a = array("q")
+                    a.fromfile(fh, n)
+                    runs.append(a)
+        runs.append(self._hashes)
+        return runs
+
+    def _find_repeated_hashes(self) -> set[int]:
+        """Hashes that occur more than once among all locs written."""
+        repeated: set[int] = set()
+        runs = self._iter_runs()
+        for i, run in enumerate(runs):
+            seen = set(run)
+            if len(seen) != len(run):
+                once: set[int] = set()
+                repeated.update(h for h in run if h in once or once.add(h))  # type: ignore[func-returns-value]
+            for later in runs[i + 1 :]:
+                repeated.update(seen.intersection(later))
+        return repeated
 
     def _put(self, text: str, ns: int, news: int) -> None:
         size = len(text) if text.isascii() else len(text.encode())
@@ -340,19 +370,9 @@ class SitemapWriter:
 
     def _add_block(self, text: str, count: int, keys: list[str]) -> None:
         """Add ``count`` ready, ASCII-only entry lines without extensions (the fast path)."""
-        bloom, suspects = self._bloom, self._suspects
-        for h in map(hash, keys):  # _note_key, inlined: this loop runs once per URL
-            a, b, c = h & _MASK, (h >> 20) & _MASK, (h >> 37) & _MASK
-            ba, bb, bc = 1 << (a & 7), 1 << (b & 7), 1 << (c & 7)
-            a >>= 3
-            b >>= 3
-            c >>= 3
-            if bloom[a] & ba and bloom[b] & bb and bloom[c] & bc:
-                suspects.add(h)
-            else:
-                bloom[a] |= ba
-                bloom[b] |= bb
-                bloom[c] |= bc
+        if self._publisher is None:
+            self._open(0)
+        self._note_keys(keys)
         while count:
             cur = self._cur
             room = 0 if cur is None else self.max_urls - cur.count
@@ -453,6 +473,7 @@ class SitemapWriter:
         self._worker.wait()
         self._worker.stop()
         self._worker = None
+        self._suspects = self._find_repeated_hashes()
         if self._suspects:
             self._drop_duplicates()
         kind: Literal["urlset", "text"] = "text" if self.format == "txt" else "urlset"
@@ -484,50 +505,48 @@ class SitemapWriter:
         self.result.removed = self._publisher.publish(names, last)
 
     def _write_indexes(self, names: list[str]) -> list[FileInfo]:
+        """Index files over ``names``, each within the entry and byte limits (exactly)."""
         assert self._publisher is not None
-        per = self.max_index_entries
-        groups = [names[i : i + per] for i in range(0, len(names), per)]
+        head = header("sitemapindex", 0, self.stylesheet)
+        tail = footer("sitemapindex")
+        fixed = len(head.encode()) + len(tail.encode())
+        groups: list[list[str]] = [[]]
+        size = fixed
+        for n in names:
+            entry = sitemap_entry(SitemapRef(self.base_url + n))
+            b = len(entry.encode())
+            if fixed + b > self.max_bytes:
+                raise InputError(
+                    f"an index entry ({b} bytes) does not fit in {self.max_bytes:,} bytes",
+                    hint="raise --max-bytes",
+                )
+            if len(groups[-1]) >= self.max_index_entries or size + b > self.max_bytes:
+                groups.append([])
+                size = fixed
+            groups[-1].append(entry)
+            size += b
         out = []
         for k, group in enumerate(groups, 1):
             iname = f"{self.name}.xml" if len(groups) == 1 else f"{self.name}-index-{k}.xml"
-            text = (
-                header("sitemapindex", 0, self.stylesheet)
-                + "".join(sitemap_entry(SitemapRef(self.base_url + n)) for n in group)
-                + footer("sitemapindex")
-            )
-            data = text.encode()
-            if len(data) > self.max_bytes:
-                raise InputError(
-                    f"index {iname} would be {len(data):,} bytes, over the limit",
-                    hint="raise --max-bytes",
-                )
+            data = (head + "".join(group) + tail).encode()
             self._publisher.stage(iname).write_bytes(data)
             out.append(FileInfo(iname, "sitemapindex", len(group), len(data), len(data)))
         if len(groups) > 1:
             self.result.notes.append(
                 f"{len(names):,} sitemaps need {len(groups)} index files (an index lists at "
-                f"most {per:,}); submit each index: {', '.join(i.name for i in out)}"
+                f"most {self.max_index_entries:,} sitemaps in at most {self.max_bytes:,} "
+                f"bytes); submit each index: {', '.join(i.name for i in out)}"
             )
         return out
 
     def _drop_duplicates(self) -> None:
-        """Exact pass over the staged shards: keep each candidate loc's first occurrence.
+        """Exact pass over the staged shards: keep each repeated loc's first occurrence.
 
-        First a cheap scan (C-level: regex findall, hash, set filter) counts how often
-        each candidate hash occurs; only shards holding a hash seen twice are then
-        rewritten line by line.
+        Only shards holding a repeated hash are rewritten; locs are compared as
+        strings, so a (very unlikely) 64-bit hash collision removes nothing.
         """
         txt = self.format == "txt"
         loc_re = re.compile(r"^(.*)$" if txt else r"^<url><loc>([^<]*)</loc>", re.M)
-        seen: dict[int, int] = defaultdict(int)
-        for f in self._shards:
-            for h in filter(
-                self._suspects.__contains__, map(hash, loc_re.findall(f.read_back().decode()))
-            ):
-                seen[h] += 1
-        self._suspects = {h for h, n in seen.items() if n > 1}
-        if not self._suspects:
-            return
         first: set[str] = set()
         suspects = self._suspects
         txt = self.format == "txt"

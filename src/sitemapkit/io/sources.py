@@ -69,15 +69,13 @@ _BLOCK: Final = 1 << 20
 _URI_BYTES: Final = (
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%\n"
 )
-_ASCII: Final = frozenset(map(chr, range(128)))
+_NON_ASCII: Final = re.compile(r"[^\x00-\x7f]")
 _BAD_PCT: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _PRIORITIES: Final = frozenset(f"{i / 10:.1f}" for i in range(11))
 _DIGIT_SHAPE: Final = str.maketrans("0123456789", "9999999999")
 _DT_SHAPE: Final = "9999-99-99T99:99:99+99:99\n"
 _DT_SHAPE_NEG: Final = "9999-99-99T99:99:99-99:99\n"
 _D_SHAPE: Final = "9999-99-99\n"
-_BAD_TIMES: Final = (*(f"T2{d}" for d in "456789"), *(f"{s}1{d}:" for s in "+-" for d in "56789"))
-_BAD_14: Final = re.compile(r"[+-]14:(?!00)")
 _OPEN: Final = {
     "loc": "<loc>",
     "lastmod": "<lastmod>",
@@ -107,13 +105,11 @@ def _fast_lastmods(vals: list[str]) -> list[str] | None:
     if len(lm) == 26 * n and shape.replace(_DT_SHAPE_NEG, _DT_SHAPE) == _DT_SHAPE * n:
         width = 26
         if (
-            not set(lm[11::26]) <= _TENS_HOUR
+            not set(zip(lm[11::26], lm[12::26], strict=True)) <= _HOURS
             or not set(lm[14::26]) <= _TENS_MIN
             or not set(lm[17::26]) <= _TENS_MIN
-            or not set(lm[20::26]) <= _TENS_HOUR
-            or not set(lm[23::26]) <= _TENS_MIN
-            or any(bad in lm for bad in _BAD_TIMES)
-            or (("+14:" in lm or "-14:" in lm) and _BAD_14.search(lm) is not None)
+            or not set(zip(lm[19::26], lm[20::26], lm[21::26], lm[23::26], lm[24::26], strict=True))
+            <= _ZONES
         ):
             return None
     elif len(lm) == 11 * n and shape == _D_SHAPE * n:
@@ -127,7 +123,15 @@ def _fast_lastmods(vals: list[str]) -> list[str] | None:
     return lm.split("\n")[:-1]
 
 
-_TENS_HOUR: Final = frozenset("012")
+_HOURS: Final = frozenset((f"{h:02d}"[0], f"{h:02d}"[1]) for h in range(24))
+# XML Schema and DATETIME.md: offsets within ±14:00, minutes 00-59
+_ZONES: Final = frozenset(
+    (sign, *f"{h:02d}", *f"{m:02d}")
+    for sign in "+-"
+    for h in range(15)
+    for m in range(60)
+    if h * 60 + m <= 14 * 60
+)
 _TENS_MIN: Final = frozenset("012345")
 _TENS_MONTH: Final = frozenset("01")
 
@@ -187,29 +191,37 @@ class _Fast:
         self.template = merged
         self.width = width
 
-    def block(self, lines: list[str]) -> bool:
-        """Write the lines of a block if every value is plain; ``False`` if not (nothing done)."""
-        n = len(lines)
+    def block(self, text: str) -> bool:
+        """Write a block of whole lines if every value is plain; ``False`` if not (nothing done).
+
+        URL checks, percent-encoding and escaping run on the whole block at once: the
+        other columns may only hold characters that none of these steps touch, and
+        they are checked to hold exactly that afterwards.
+        """
+        n = text.count("\n")
         ncol = len(self.columns)
-        fields = ",".join(lines).split(",")
-        if len(fields) != n * ncol:
+        if not n or text.count(",") != n * (ncol - 1) or "\n\n" in text or text[0] == "\n":
             return False
-        cols = {c: fields[i::ncol] for i, c in enumerate(self.columns)}
-        locs = "\n".join(cols["loc"]) + "\n"
-        if not locs.isascii():
-            for ch in set(locs).difference(_ASCII):
-                locs = locs.replace(ch, _pct_char(ch))
+        if not text.isascii():
+            for ch in set(_NON_ASCII.findall(text)):
+                text = text.replace(ch, _pct_char(ch))
         if (
-            locs.encode().translate(None, _URI_BYTES)
-            or ("%" in locs and _BAD_PCT.search(locs) is not None)
-            or "/." in locs
-            or ("\n" + locs).count(self.prefix) != n
+            text.encode().translate(None, _URI_BYTES)
+            or ("%" in text and _BAD_PCT.search(text) is not None)
+            or "/." in text
+            or ("\n" + text).count(self.prefix) != n
         ):
             return False
-        loc_list = locs.split("\n")[:-1]
+        if not self.txt and ("&" in text or "'" in text):
+            text = text.replace("&", "&amp;").replace("'", "&apos;")
+        fields = text.replace("\n", ",").split(",")
+        fields.pop()  # after the last newline
+        cols = {c: fields[i::ncol] for i, c in enumerate(self.columns)}
+        loc_list = cols["loc"]
+        # escaped lengths are an upper bound of the real ones: exact checks on the row path
         if max(map(len, loc_list)) > 2047 or min(map(len, loc_list)) < 12:
             return False
-        values: dict[str, list[str]] = {}
+        values: dict[str, list[str]] = {"loc": loc_list}
         if "lastmod" in cols:
             lm = _fast_lastmods(cols["lastmod"])
             if lm is None:
@@ -224,12 +236,8 @@ class _Fast:
                 return False
             values["priority"] = cols["priority"]
         if self.txt:
-            self.w._add_block(locs, n, loc_list)
+            self.w._add_block(text, n, loc_list)
             return True
-        if "&" in locs or "'" in locs:
-            locs = locs.replace("&", "&amp;").replace("'", "&apos;")
-            loc_list = locs.split("\n")[:-1]
-        values["loc"] = loc_list
         out = self.template * n
         w = self.width
         for i, c in enumerate(self.order):
@@ -381,13 +389,11 @@ def _write_csv(w: SitemapWriter, stream: BinaryIO, where: str, progress: Progres
 
     it = all_blocks()
     for start, text in it:
-        if fast is not None and '"' not in text and "\r" not in text and "\n\n" not in text:
-            lines = text.split("\n")[:-1]
-            if lines and fast.block(lines):
-                done += len(lines)
-                if progress:
-                    progress(done)
-                continue
+        if fast is not None and '"' not in text and "\r" not in text and fast.block(text):
+            done += text.count("\n")
+            if progress:
+                progress(done)
+            continue
         if '"' in text:
             # Quoted fields may hold newlines: from here on the csv module reads the
             # rest of the input row by row.
@@ -433,19 +439,12 @@ def _write_txt(w: SitemapWriter, stream: BinaryIO, where: str, progress: Progres
     done = 0
     try:
         for start, text in _read_text_blocks(stream):
-            lines = text.split("\n")[:-1]
-            if (
-                "\r" not in text
-                and "\n\n" not in text
-                and lines
-                and not text.startswith("\n")
-                and fast.block(lines)
-            ):
-                done += len(lines)
+            if "\r" not in text and fast.block(text):
+                done += text.count("\n")
                 if progress:
                     progress(done)
                 continue
-            for i, raw in enumerate(lines):
+            for i, raw in enumerate(text.split("\n")[:-1]):
                 loc = raw.strip()
                 if loc:
                     _add(w, lambda loc=loc: Url(w.resolve(loc)), where, start + i)  # type: ignore[misc]
