@@ -1,9 +1,11 @@
 """lint: validation against the official Sitemaps XML Schemas, fully offline.
 
-The only thing this module reads is the schema files bundled as package data in
+Pure but for one thing: it reads the schema files bundled as package data in
 ``sitemapkit/data/xsd`` (located with :mod:`importlib.resources`, so it works from a wheel or a
-zip and whatever the working directory is). It never opens a socket: every schema location the
-schemas can ask for is answered from the bundle by an lxml resolver, and anything else is refused.
+zip, whatever the working directory is). It never uses the network: the schemas are compiled
+from the local paths of those files, an lxml resolver serves them (and their public URLs) from
+memory and refuses every other location, and documents are parsed with entities, DTD loading
+and network access disabled.
 
 One combined schema covers ``<urlset>`` with the image 1.1, video 1.1 and news 0.9 extensions
 and ``<xhtml:link>`` (through W3C XHTML 1.0 Strict, as is customary for hreflang), and
@@ -13,13 +15,18 @@ express (absolute URLs, limits, hreflang codes, W3C Datetime granularity) is lef
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import threading
 import xml.parsers.expat
 from collections.abc import Mapping
-from importlib.resources import files
+from html import escape
+from importlib.resources import as_file, files
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 from lxml import etree
 
@@ -28,17 +35,19 @@ from sitemapkit.errors import ParseError, UnsafeXMLError
 if TYPE_CHECKING:
     from lxml.etree._docloader import _InputDocument  # only in types-lxml
 
-__all__ = ["SITEMAP_NS", "load_schema", "xsd_errors"]
+__all__ = ["load_schema", "xsd_errors"]
 
-SITEMAP_NS: Final = "http://www.sitemaps.org/schemas/sitemap/0.9"
+_SITEMAP_NS: Final = "http://www.sitemaps.org/schemas/sitemap/0.9"
 _IMAGE_NS: Final = "http://www.google.com/schemas/sitemap-image/1.1"
 _VIDEO_NS: Final = "http://www.google.com/schemas/sitemap-video/1.1"
 _NEWS_NS: Final = "http://www.google.com/schemas/sitemap-news/0.9"
 _XHTML_NS: Final = "http://www.w3.org/1999/xhtml"
 
-# Public schema location -> bundled file. This is the complete set of locations the schemas
-# (and our wrapper) refer to, including xhtml1-strict.xsd's own import of xml.xsd.
-_BUNDLED: Final[Mapping[str, str]] = {
+_XML_NS: Final = "http://www.w3.org/XML/1998/namespace"
+
+# Public schema location -> bundled file: every location the schemas are known by, including
+# the one xhtml1-strict.xsd itself imports xml.xsd from.
+_PUBLIC: Final[Mapping[str, str]] = {
     "http://www.sitemaps.org/schemas/sitemap/0.9/sitemap.xsd": "sitemap.xsd",
     "http://www.sitemaps.org/schemas/sitemap/0.9/siteindex.xsd": "siteindex.xsd",
     "http://www.google.com/schemas/sitemap-image/1.1/sitemap-image.xsd": "sitemap-image.xsd",
@@ -49,44 +58,41 @@ _BUNDLED: Final[Mapping[str, str]] = {
     "http://www.w3.org/2009/01/xml.xsd": "xml.xsd",
 }
 
-# Extension namespace -> public location of its schema.
-_EXTENSIONS: Final[Mapping[str, str]] = {
-    _IMAGE_NS: "http://www.google.com/schemas/sitemap-image/1.1/sitemap-image.xsd",
-    _VIDEO_NS: "http://www.google.com/schemas/sitemap-video/1.1/sitemap-video.xsd",
-    _NEWS_NS: "http://www.google.com/schemas/sitemap-news/0.9/sitemap-news.xsd",
-    _XHTML_NS: "http://www.w3.org/2002/08/xhtml/xhtml1-strict.xsd",
+# Imported namespace -> bundled file, in import order. xml.xsd goes before xhtml1-strict.xsd so
+# that libxml2 skips the latter's own import of the namespace from http://www.w3.org/.
+_IMPORTS: Final[Mapping[str, str]] = {
+    _XML_NS: "xml.xsd",
+    _IMAGE_NS: "sitemap-image.xsd",
+    _VIDEO_NS: "sitemap-video.xsd",
+    _NEWS_NS: "sitemap-news.xsd",
+    _XHTML_NS: "xhtml1-strict.xsd",
 }
 
-# Made-up locations served from memory; the .invalid TLD can never be fetched (RFC 6761).
-_WRAPPER_URL: Final = "http://sitemapkit.invalid/xsd/all.xsd"
-_CORE_URL: Final = "http://sitemapkit.invalid/xsd/sitemap-core.xsd"
-
-_XS_OPEN: Final = '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"'
-
-# sitemap.xsd and siteindex.xsd share one targetNamespace, and libxml2 honours only the first
-# xs:import of a namespace, so a core schema in that namespace xs:includes both.
-_CORE_XSD: Final = (
-    f'{_XS_OPEN} targetNamespace="{SITEMAP_NS}" elementFormDefault="qualified">'
-    '<xs:include schemaLocation="http://www.sitemaps.org/schemas/sitemap/0.9/sitemap.xsd"/>'
-    '<xs:include schemaLocation="http://www.sitemaps.org/schemas/sitemap/0.9/siteindex.xsd"/>'
-    "</xs:schema>"
+# Between them these touch every bundled file; a complete compile finds both valid.
+_CANARIES: Final = (
+    b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+    b' xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"'
+    b' xmlns:video="http://www.google.com/schemas/sitemap-video/1.1"'
+    b' xmlns:news="http://www.google.com/schemas/sitemap-news/0.9"'
+    b' xmlns:xhtml="http://www.w3.org/1999/xhtml"><url><loc>https://example.com/</loc>'
+    b"<image:image><image:loc>https://example.com/i.png</image:loc></image:image>"
+    b"<video:video><video:thumbnail_loc>https://example.com/t.png</video:thumbnail_loc>"
+    b"<video:title>t</video:title><video:description>d</video:description>"
+    b"<video:content_loc>https://example.com/v.mp4</video:content_loc></video:video>"
+    b"<news:news><news:publication><news:name>n</news:name><news:language>en</news:language>"
+    b"</news:publication><news:publication_date>2024-01-01</news:publication_date>"
+    b"<news:title>t</news:title></news:news>"
+    b'<xhtml:link rel="alternate" hreflang="x-default" href="https://example.com/"'
+    b' xml:lang="en"/></url></urlset>',
+    b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+    b"<sitemap><loc>https://example.com/sitemap.xml</loc></sitemap></sitemapindex>",
 )
 
-_WRAPPER_XSD: Final = (
-    f"{_XS_OPEN}>"
-    '<xs:import namespace="http://www.w3.org/XML/1998/namespace" schemaLocation="http://www.w3.org/2001/xml.xsd"/>'
-    f'<xs:import namespace="{SITEMAP_NS}" schemaLocation="{_CORE_URL}"/>'
-    + "".join(
-        f'<xs:import namespace="{ns}" schemaLocation="{url}"/>' for ns, url in _EXTENSIONS.items()
-    )
-    + "</xs:schema>"
-)
-
-_ROOTS: Final = frozenset({f"{{{SITEMAP_NS}}}urlset", f"{{{SITEMAP_NS}}}sitemapindex"})
+_ROOTS: Final = frozenset({f"{{{_SITEMAP_NS}}}urlset", f"{{{_SITEMAP_NS}}}sitemapindex"})
 
 # Messages name elements with the prefixes people write, not in {namespace}name form.
 _PREFIXES: Final[Mapping[str, str]] = {
-    SITEMAP_NS: "",
+    _SITEMAP_NS: "",
     _IMAGE_NS: "image:",
     _VIDEO_NS: "video:",
     _NEWS_NS: "news:",
@@ -99,30 +105,25 @@ _PATH_STEP: Final = re.compile(r"(?:(\*)|(?:([^:\[\]/]+):)?([^:\[\]/()@]+))(?:\[
 
 
 class _BundleResolver(etree.Resolver):
-    """Serve every schema from memory; refuse anything else, so nothing is ever fetched."""
+    """Serve the bundled schemas, under their public or local locations; refuse anything else."""
 
-    def __init__(self, documents: Mapping[str, bytes]) -> None:
+    def __init__(self, local: Mapping[Path, bytes]) -> None:
         super().__init__()
-        self._documents = documents
+        self._local = local
+        by_name = {path.name: text for path, text in local.items()}
+        self._public = {url: by_name[n] for url, n in _PUBLIC.items() if n in by_name}
 
     def resolve(
         self, system_url: str | None, public_id: str | None, context: object
     ) -> _InputDocument:
-        document = self._documents.get(system_url or "")
-        if document is None:
-            # An exception here makes the import fail; returning None would let libxml2 go
-            # and load the URL itself.
-            raise LookupError(f"Schema location {system_url!r} is not bundled with sitemapkit")
-        return self.resolve_string(document, context, base_url=system_url)
-
-
-def _bundle() -> dict[str, bytes]:
-    """Read every bundled schema up front, so a broken install fails here with a clear error."""
-    folder = files("sitemapkit").joinpath("data").joinpath("xsd")
-    texts = {name: folder.joinpath(name).read_bytes() for name in set(_BUNDLED.values())}
-    documents = {url: texts[name] for url, name in _BUNDLED.items()}
-    documents[_CORE_URL] = _CORE_XSD.encode()
-    return documents
+        url = system_url or ""
+        text = self._public.get(url)
+        if text is None and url.startswith("file:"):
+            text = self._local.get(Path(url2pathname(urlsplit(url).path)).resolve())
+        if text is None:
+            # Raising makes the load fail; returning None would let libxml2 load it itself.
+            raise LookupError(f"Schema location {url!r} is not bundled with sitemapkit")
+        return self.resolve_string(text, context, base_url=url)
 
 
 def _hardened_parser() -> etree.XMLParser:
@@ -137,10 +138,50 @@ def _hardened_parser() -> etree.XMLParser:
 
 @functools.cache
 def _compile() -> etree.XMLSchema:
-    parser = _hardened_parser()
-    parser.resolvers.add(_BundleResolver(_bundle()))
-    wrapper = etree.fromstring(_WRAPPER_XSD.encode(), parser, base_url=_WRAPPER_URL)
-    return etree.XMLSchema(wrapper)
+    folder = files("sitemapkit").joinpath("data").joinpath("xsd")
+    with contextlib.ExitStack() as stack:
+        # Real files (extracted to a temporary folder when installed as a zip): lxml swaps
+        # libxml2's process-wide entity loader without a lock, so a parse in another thread
+        # can make some loads of this compile bypass our resolver, and libxml2 then has to
+        # find the very same bytes at the same locations on its own.
+        paths = {
+            name: stack.enter_context(as_file(folder.joinpath(name))).resolve()
+            for name in set(_PUBLIC.values())
+        }
+        parser = _hardened_parser()
+        parser.resolvers.add(_BundleResolver({path: path.read_bytes() for path in paths.values()}))
+        # Any name but one of the files (libxml2 refuses a schema that includes itself).
+        base = paths["sitemap.xsd"].with_name("combined.xsd").as_uri()
+        top = etree.fromstring(_top_schema(paths), parser, base_url=base)
+        schema = etree.XMLSchema(top)
+    for canary in _CANARIES:
+        if not schema.validate(etree.fromstring(canary, _hardened_parser())):
+            raise RuntimeError(
+                f"The bundled schemas compiled incompletely: {schema.error_log.last_error}"
+            )
+    return schema
+
+
+def _top_schema(paths: Mapping[str, Path]) -> bytes:
+    """The document that is compiled: the sitemap namespace plus one import per extension.
+
+    sitemap.xsd and siteindex.xsd share one namespace and libxml2 honours only the first
+    xs:import of a namespace, so this document takes that namespace and includes both.
+    """
+    uris = {name: escape(path.as_uri(), quote=True) for name, path in paths.items()}
+    return "".join(
+        [
+            '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"',
+            f' targetNamespace="{_SITEMAP_NS}" elementFormDefault="qualified">',
+            f'<xs:include schemaLocation="{uris["sitemap.xsd"]}"/>',
+            f'<xs:include schemaLocation="{uris["siteindex.xsd"]}"/>',
+            *(
+                f'<xs:import namespace="{ns}" schemaLocation="{uris[name]}"/>'
+                for ns, name in _IMPORTS.items()
+            ),
+            "</xs:schema>",
+        ]
+    ).encode()
 
 
 _compile_lock: Final = threading.Lock()
@@ -207,7 +248,7 @@ def xsd_errors(
         message = (
             f"Element {_CLARK_NAME.sub(_prefixed, root_tag)!r}: No matching global declaration "
             "available for the validation root; expected 'urlset' or 'sitemapindex' in "
-            f"namespace {SITEMAP_NS!r}."
+            f"namespace {_SITEMAP_NS!r}."
         )
         return _place([(root.sourceline or 0, "/*", message)], tree, source)
 
