@@ -71,7 +71,10 @@ def _loc(value: object, name: str) -> str:
     if not isinstance(value, str):
         raise InvalidValue(name, f"expected a URL string, got {type(value).__name__}")
     try:
-        return validate_loc(iri_to_uri(check_text(value, "URL")), "URL")
+        # control characters are percent-encoded like any other character URIs forbid
+        return validate_loc(iri_to_uri(value), "URL")
+    except UnicodeEncodeError:
+        raise InvalidValue(name, f"{value!r} contains a lone surrogate, which is not text") from None
     except ValueError as exc:
         raise InvalidValue(name, str(exc)) from None
 

@@ -69,7 +69,7 @@ _BLOCK: Final = 1 << 20
 _URI_BYTES: Final = (
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%\n"
 )
-_NON_ASCII: Final = re.compile(r"[^\x00-\x7f]")
+_ASCII_BYTES: Final = bytes(range(128))
 _BAD_PCT: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _PRIORITIES: Final = frozenset(f"{i / 10:.1f}" for i in range(11))
 _DIGIT_SHAPE: Final = str.maketrans("0123456789", "9999999999")
@@ -177,6 +177,7 @@ class _Fast:
         # Every line must start with the base URL (lowercase scheme and host, so the
         # slow path would not change it) whether or not locations are checked:
         # anything else takes the slow path.
+        self.base = writer.base_url
         self.prefix = "\n" + writer.base_url
         order = [c for c in _BASIC if c in columns]
         self.order = order
@@ -203,13 +204,15 @@ class _Fast:
         if not n or text.count(",") != n * (ncol - 1) or "\n\n" in text or text[0] == "\n":
             return False
         if not text.isascii():
-            for ch in set(_NON_ASCII.findall(text)):
+            # the non-ASCII characters, found in C: drop every ASCII byte of the UTF-8
+            for ch in set(text.encode().translate(None, _ASCII_BYTES).decode()):
                 text = text.replace(ch, _pct_char(ch))
         if (
             text.encode().translate(None, _URI_BYTES)
             or ("%" in text and _BAD_PCT.search(text) is not None)
             or "/." in text
-            or ("\n" + text).count(self.prefix) != n
+            or not text.startswith(self.base)
+            or text.count(self.prefix) != n - 1
         ):
             return False
         if not self.txt and ("&" in text or "'" in text):
