@@ -74,7 +74,7 @@ def _loc(value: object, name: str) -> str:
         # control characters are percent-encoded like any other character URIs forbid
         return validate_loc(iri_to_uri(value), "URL")
     except UnicodeEncodeError:
-        raise InvalidValue(name, f"{value!r} contains a lone surrogate, which is not text") from None
+        raise InvalidValue(name, f"{value!r} holds a lone surrogate: not text") from None
     except ValueError as exc:
         raise InvalidValue(name, str(exc)) from None
 
