@@ -6,10 +6,10 @@ the next entry would break the URL count, the byte size (the real closing tag
 counted) or the news count.
 
 Duplicates are found exactly without holding the URLs: each loc's 64-bit hash
-goes into an array that is spilled to the staging folder in runs of 256 Ki
-hashes (8 bytes a URL on disk). At the end, hashes occurring twice are found
-with set intersections run by run (C speed, one run's set in memory); only if
-there are any are the staged shards scanned, and every occurrence of a loc
+goes into an array that is sorted and spilled to the staging folder in runs of
+64 Ki hashes (8 bytes a URL on disk). At the end, hashes occurring twice are
+found bucket by bucket (1/64 of the hash space at a time, C-level sorts); only
+if there are any are the staged shards scanned, and every occurrence of a loc
 after its first removed.
 """
 
@@ -17,8 +17,11 @@ from __future__ import annotations
 
 import re
 from array import array
+from bisect import bisect_left
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from itertools import compress, islice
+from operator import eq
 from pathlib import Path
 from types import TracebackType
 from typing import Final, Literal
@@ -42,7 +45,8 @@ from .io.files import Publisher, ShardFile, Worker
 __all__ = ["FileInfo", "SitemapWriter", "WriteResult"]
 
 _FLUSH: Final = 1 << 20
-_RUN: Final = 1 << 18  # hashes per spilled run: 2 MiB on disk, ~20 MiB as a set
+_RUN: Final = 1 << 16  # hashes per spilled run (512 KiB on disk)
+_BOUNDS: Final = [-(1 << 63) + k * (1 << 58) for k in range(1, 64)]  # 64 hash buckets
 _NS_MARKERS: Final = (
     (XHTML, "<xhtml:link"),
     (IMAGE, "<image:image"),
@@ -91,8 +95,9 @@ class _Shard:
         self.ns = ns
         self.count = 0
         self.news = 0
-        self.nbytes = len(head.encode())
-        self.pending: list[str] = [head]
+        data = head.encode()
+        self.nbytes = len(data)
+        self.pending: list[bytes] = [data]
         self.pending_len = 0
 
 
@@ -182,7 +187,7 @@ class SitemapWriter:
         self._counts: list[int] = []
         self._cur: _Shard | None = None
         self._hashes = array("q")
-        self._runs: list[int] = []  # lengths of the runs spilled to the hash file
+        self._runs: list[tuple[int, list[int]]] = []  # (file offset, bucket cuts) per run
         self._suspects: set[int] = set()
         self._dropped_ext = 0
         self._closed = False
@@ -306,40 +311,49 @@ class SitemapWriter:
             self._spill()
 
     def _spill(self) -> None:
+        """Sort the in-memory hashes and append them to the hash file as one run.
+
+        The run's bucket boundaries (64 equal ranges of the hash space) are kept so
+        that the end-of-run check can read one bucket of every run at a time.
+        """
         assert self._publisher is not None
+        run = sorted(self._hashes)
+        cuts = [0, *(bisect_left(run, b) for b in _BOUNDS), len(run)]
         with open(self._publisher.stage(".hashes"), "ab") as fh:
-            self._hashes.tofile(fh)
-        self._runs.append(len(self._hashes))
+            offset = fh.tell()
+            array("q", run).tofile(fh)
+        self._runs.append((offset, cuts))
         self._hashes = array("q")
 
-    def _iter_runs(self) -> list[array[int]]:
-        """Every run of hashes, spilled ones read back (one at a time would do; they are small)."""
-        runs: list[array[int]] = []
-        if self._runs:
-            assert self._publisher is not None
-            with open(self._publisher.stage(".hashes"), "rb") as fh:
-                for n in self._runs:
-                    a = array("q")
-                    a.fromfile(fh, n)
-                    runs.append(a)
-        runs.append(self._hashes)
-        return runs
-
     def _find_repeated_hashes(self) -> set[int]:
-        """Hashes that occur more than once among all locs written."""
+        """Hashes that occur more than once among all locs written.
+
+        Bucket by bucket: the bucket's slice of every sorted run is read, sorted (the
+        slices are already sorted runs, which timsort merges), and equal neighbours
+        kept, all in C. Memory: one bucket, about 1/64 of the hashes.
+        """
+        if self._hashes:
+            self._spill()
         repeated: set[int] = set()
-        runs = self._iter_runs()
-        for i, run in enumerate(runs):
-            seen = set(run)
-            if len(seen) != len(run):
-                once: set[int] = set()
-                repeated.update(h for h in run if h in once or once.add(h))  # type: ignore[func-returns-value]
-            for later in runs[i + 1 :]:
-                repeated.update(seen.intersection(later))
+        if not self._runs:
+            return repeated
+        assert self._publisher is not None
+        with open(self._publisher.stage(".hashes"), "rb") as fh:
+            for b in range(len(_BOUNDS) + 1):
+                part = array("q")
+                for offset, cuts in self._runs:
+                    lo, hi = cuts[b], cuts[b + 1]
+                    if hi > lo:
+                        fh.seek(offset + 8 * lo)
+                        part.frombytes(fh.read(8 * (hi - lo)))
+                if len(part) > 1:
+                    ordered = sorted(part)
+                    repeated.update(compress(ordered, map(eq, ordered, islice(ordered, 1, None))))
         return repeated
 
     def _put(self, text: str, ns: int, news: int) -> None:
-        size = len(text) if text.isascii() else len(text.encode())
+        data = text.encode()
+        size = len(data)
         cur = self._cur
         if cur is not None and ns & ~cur.ns:
             grow = len(self._header(cur.ns | ns)) - len(self._header(cur.ns))
@@ -360,7 +374,7 @@ class SitemapWriter:
                 )
         elif grow:
             self._widen(cur, ns)
-        cur.pending.append(text)
+        cur.pending.append(data)
         cur.pending_len += size
         cur.nbytes += size
         cur.count += 1
@@ -368,25 +382,31 @@ class SitemapWriter:
         if cur.pending_len >= _FLUSH:
             self._flush(cur)
 
-    def _add_block(self, text: str, count: int, keys: list[str]) -> None:
-        """Add ``count`` ready, ASCII-only entry lines without extensions (the fast path)."""
+    def _add_block(self, data: bytes, count: int, hashes: array[int]) -> None:
+        """Add ``count`` ready entry lines without extensions (the fast path).
+
+        ``hashes`` are ``hash()`` of the entries' locs as escaped in the file, computed
+        in this process or in a forked one (which shares the hash seed).
+        """
         if self._publisher is None:
             self._open(0)
-        self._note_keys(keys)
+        self._hashes.extend(hashes)
+        if len(self._hashes) >= _RUN:
+            self._spill()
         while count:
             cur = self._cur
             room = 0 if cur is None else self.max_urls - cur.count
             if room <= 0:  # no shard yet, or it is full: _put opens the next one
-                cut = text.index("\n") + 1
-                self._put(text[:cut], 0, 0)
-                text, count = text[cut:], count - 1
+                cut = data.index(b"\n") + 1
+                self._put(data[:cut].decode(), 0, 0)
+                data, count = data[cut:], count - 1
                 continue
             if count > room:
-                parts = text.split("\n", room)
-                head, text = "\n".join(parts[:room]) + "\n", parts[room]
+                parts = data.split(b"\n", room)
+                head, data = b"\n".join(parts[:room]) + b"\n", parts[room]
                 taken = room
             else:
-                head, text, taken = text, "", count
+                head, data, taken = data, b"", count
             size = len(head)
             assert cur is not None
             if cur.nbytes + size + self._footer_len <= self.max_bytes:
@@ -397,7 +417,7 @@ class SitemapWriter:
                 if cur.pending_len >= _FLUSH:
                     self._flush(cur)
             else:  # near the byte limit: place line by line
-                for line in head.splitlines(keepends=True):
+                for line in head.decode().splitlines(keepends=True):
                     self._put(line, 0, 0)
             count -= taken
 
@@ -424,7 +444,7 @@ class SitemapWriter:
 
     def _flush(self, cur: _Shard) -> None:
         if cur.pending:
-            data = "".join(cur.pending).encode()
+            data = b"".join(cur.pending)
             cur.pending.clear()
             cur.pending_len = 0
             f = cur.file
@@ -443,14 +463,14 @@ class SitemapWriter:
         head = self._header(cur.ns)
         cur.file.raw_bytes = 0
         self._worker.submit(cur.file._do_open)
-        cur.pending = [head, body.decode()]
-        cur.nbytes = len(head.encode()) + len(body)
+        cur.pending = [head.encode(), body]
+        cur.nbytes = len(cur.pending[0]) + len(body)
         cur.pending_len = cur.nbytes
 
     def _close_shard(self) -> None:
         cur = self._cur
         assert cur is not None and self._worker is not None
-        cur.pending.append(self._footer)
+        cur.pending.append(self._footer.encode())
         self._flush(cur)
         self._worker.submit(cur.file._do_close)
         self._counts.append(cur.count)

@@ -28,7 +28,7 @@ def run(tmp: Path, name: str, text: str, **kw: object) -> tuple[sk.WriteResult, 
 
 
 def row_path_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sources._Fast, "block", lambda self, lines: False)
+    monkeypatch.setattr(sources._Fast, "format", lambda self, text: None)
 
 
 CSV = (
@@ -103,12 +103,12 @@ def test_fast_path_agrees_with_row_path_on_any_rows(
             return f"error line {exc.line}"
 
     fast = outcome()
-    original = sources._Fast.block
-    sources._Fast.block = lambda self, lines: False  # type: ignore[method-assign]
+    original = sources._Fast.format
+    sources._Fast.format = lambda self, text: None  # type: ignore[method-assign]
     try:
         slow = outcome()
     finally:
-        sources._Fast.block = original  # type: ignore[method-assign]
+        sources._Fast.format = original  # type: ignore[method-assign]
     assert fast == slow
 
 

@@ -11,13 +11,18 @@ gives byte-identical output and exact error positions.
 from __future__ import annotations
 
 import codecs
+import collections
 import csv
 import datetime as dt
 import functools
 import io
 import itertools
 import json
+import multiprocessing as mp
+import os
 import re
+import stat
+from array import array
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO, Final
 from urllib.parse import quote
@@ -65,7 +70,7 @@ CSV_COLUMNS: Final = (
     "news_title",
     *_VIDEO_COLUMNS,
 )
-_BLOCK: Final = 1 << 20
+_BLOCK: Final = 1 << 19
 _URI_BYTES: Final = (
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%\n"
 )
@@ -168,10 +173,12 @@ def detect_format(name: str, head: bytes) -> str:
 
 
 class _Fast:
-    """The block fast path for plain rows (loc, lastmod, changefreq, priority)."""
+    """The block fast path for plain rows (loc, lastmod, changefreq, priority).
+
+    :meth:`format` is pure, so it also runs in forked worker processes.
+    """
 
     def __init__(self, writer: SitemapWriter, columns: list[str]) -> None:
-        self.w = writer
         self.columns = columns
         self.txt = writer.format == "txt"
         # Every line must start with the base URL (lowercase scheme and host, so the
@@ -192,8 +199,10 @@ class _Fast:
         self.template = merged
         self.width = width
 
-    def block(self, text: str) -> bool:
-        """Write a block of whole lines if every value is plain; ``False`` if not (nothing done).
+    def format(self, text: str) -> tuple[bytes, int, array[int]] | None:
+        """Entry lines, their count and loc hashes for a block of whole input lines.
+
+        ``None`` when a value is not plain: the caller then takes the row path.
 
         URL checks, percent-encoding and escaping run on the whole block at once: the
         other columns may only hold characters that none of these steps touch, and
@@ -202,7 +211,7 @@ class _Fast:
         n = text.count("\n")
         ncol = len(self.columns)
         if not n or text.count(",") != n * (ncol - 1) or "\n\n" in text or text[0] == "\n":
-            return False
+            return None
         if not text.isascii():
             # the non-ASCII characters, found in C: drop every ASCII byte of the UTF-8
             for ch in set(text.encode().translate(None, _ASCII_BYTES).decode()):
@@ -214,7 +223,7 @@ class _Fast:
             or not text.startswith(self.base)
             or text.count(self.prefix) != n - 1
         ):
-            return False
+            return None
         if not self.txt and ("&" in text or "'" in text):
             text = text.replace("&", "&amp;").replace("'", "&apos;")
         fields = text.replace("\n", ",").split(",")
@@ -223,30 +232,29 @@ class _Fast:
         loc_list = cols["loc"]
         # escaped lengths are an upper bound of the real ones: exact checks on the row path
         if max(map(len, loc_list)) > 2047 or min(map(len, loc_list)) < 12:
-            return False
+            return None
         values: dict[str, list[str]] = {"loc": loc_list}
         if "lastmod" in cols:
             lm = _fast_lastmods(cols["lastmod"])
             if lm is None:
-                return False
+                return None
             values["lastmod"] = lm
         if "changefreq" in cols:
             if not set(cols["changefreq"]) <= CHANGEFREQS:
-                return False
+                return None
             values["changefreq"] = cols["changefreq"]
         if "priority" in cols:
             if not set(cols["priority"]) <= _PRIORITIES:
-                return False
+                return None
             values["priority"] = cols["priority"]
+        hashes = array("q", map(hash, loc_list))
         if self.txt:
-            self.w._add_block(text, n, loc_list)
-            return True
+            return text.encode(), n, hashes
         out = self.template * n
         w = self.width
         for i, c in enumerate(self.order):
             out[2 * i + 1 :: w] = values[c]
-        self.w._add_block("".join(out), n, loc_list)
-        return True
+        return "".join(out).encode(), n, hashes
 
 
 def _split_ws(text: str) -> list[str]:
@@ -385,25 +393,108 @@ def _write_csv(w: SitemapWriter, stream: BinaryIO, where: str, progress: Progres
         raise InputError("a column name repeats in the header", where=where, line=1)
     fast = _Fast(w, columns) if set(columns) <= set(_BASIC) else None
     done = 0
+    it = itertools.chain([(first_line + 1, body)], blocks)
+    if fast is None:
+        _csv_rows(w, columns, (t for _, t in it), where, first_line + 1, done, progress)
+        return
+    with _Formatter(fast, parallel=_is_big(stream)) as fmt:
+        for start, text, result in fmt.run(it, csv_quotes=True):
+            if result is not None:
+                w._add_block(*result)
+                done += result[1]
+                if progress:
+                    progress(done)
+            elif '"' in text:
+                # Quoted fields may hold newlines: from here on the csv module reads the
+                # rest of the input row by row.
+                rest = itertools.chain([text], (t for _, t in it))
+                _csv_rows(w, columns, rest, where, start, done, progress)
+                return
+            else:
+                done = _csv_rows(w, columns, [text], where, start, done, progress)
 
-    def all_blocks() -> Iterator[tuple[int, str]]:
-        yield first_line + 1, body
-        yield from blocks
 
-    it = all_blocks()
-    for start, text in it:
-        if fast is not None and '"' not in text and "\r" not in text and fast.block(text):
-            done += text.count("\n")
-            if progress:
-                progress(done)
-            continue
-        if '"' in text:
-            # Quoted fields may hold newlines: from here on the csv module reads the
-            # rest of the input row by row.
-            rest = itertools.chain([text], (t for _, t in it))
-            done = _csv_rows(w, columns, rest, where, start, done, progress)
+def _is_big(stream: BinaryIO) -> bool:
+    """Worth forking formatter processes for: a regular file of more than 16 MiB."""
+    try:
+        st = os.fstat(stream.fileno())
+    except (OSError, io.UnsupportedOperation, AttributeError):
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size > 16 << 20
+
+
+_WORKER_FAST: _Fast | None = None
+_Result = tuple[bytes, int, "array[int]"]
+
+
+def _pool_init(fast: _Fast) -> None:
+    global _WORKER_FAST
+    _WORKER_FAST = fast
+
+
+def _pool_format(text: str) -> _Result | None:
+    assert _WORKER_FAST is not None
+    return _WORKER_FAST.format(text)
+
+
+class _Formatter:
+    """Runs :meth:`_Fast.format` over blocks in input order.
+
+    For big inputs on a machine with two or more cores the blocks are formatted by
+    two forked processes (they share this process's hash seed, so loc hashes agree),
+    a few blocks ahead of the caller, which meanwhile places entries into shards;
+    the writer's thread compresses and writes. Otherwise everything runs here.
+    """
+
+    _AHEAD = 2
+
+    def __init__(self, fast: _Fast, *, parallel: bool) -> None:
+        self.fast = fast
+        self.pool: Any = None
+        if parallel and (os.cpu_count() or 1) >= 2 and "fork" in mp.get_all_start_methods():
+            self.pool = mp.get_context("fork").Pool(2, initializer=_pool_init, initargs=(fast,))
+
+    def __enter__(self) -> _Formatter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is not None:
+            self.pool.terminate()
+            self.pool.join()
+
+    def run(
+        self, blocks: Iterator[tuple[int, str]], *, csv_quotes: bool
+    ) -> Iterator[tuple[int, str, _Result | None]]:
+        """Yield ``(first line, text, result or None)``; stop after a block with quotes.
+
+        ``blocks`` is left positioned after the last block yielded, so the caller can
+        read the rest itself.
+        """
+
+        def eligible(text: str) -> bool:
+            return "\r" not in text and not (csv_quotes and '"' in text)
+
+        if self.pool is None:
+            for start, text in blocks:
+                yield start, text, self.fast.format(text) if eligible(text) else None
+                if csv_quotes and '"' in text:
+                    return
             return
-        done = _csv_rows(w, columns, [text], where, start, done, progress)
+        ahead: collections.deque[tuple[int, str, Any]] = collections.deque()
+        for start, text in blocks:
+            ok = eligible(text)
+            ahead.append(
+                (start, text, self.pool.apply_async(_pool_format, (text,)) if ok else None)
+            )
+            stop = csv_quotes and '"' in text
+            while len(ahead) > self._AHEAD or (stop and ahead):
+                s, t, job = ahead.popleft()
+                yield s, t, None if job is None else job.get()
+            if stop:
+                return
+        while ahead:
+            s, t, job = ahead.popleft()
+            yield s, t, None if job is None else job.get()
 
 
 def _csv_rows(
@@ -441,19 +532,19 @@ def _write_txt(w: SitemapWriter, stream: BinaryIO, where: str, progress: Progres
     fast = _Fast(w, ["loc"])
     done = 0
     try:
-        for start, text in _read_text_blocks(stream):
-            if "\r" not in text and fast.block(text):
-                done += text.count("\n")
+        with _Formatter(fast, parallel=_is_big(stream)) as fmt:
+            for start, text, result in fmt.run(_read_text_blocks(stream), csv_quotes=False):
+                if result is not None:
+                    w._add_block(*result)
+                    done += result[1]
+                else:
+                    for i, raw in enumerate(text.split("\n")[:-1]):
+                        loc = raw.strip()
+                        if loc:
+                            _add(w, lambda loc=loc: Url(w.resolve(loc)), where, start + i)  # type: ignore[misc]
+                            done += 1
                 if progress:
                     progress(done)
-                continue
-            for i, raw in enumerate(text.split("\n")[:-1]):
-                loc = raw.strip()
-                if loc:
-                    _add(w, lambda loc=loc: Url(w.resolve(loc)), where, start + i)  # type: ignore[misc]
-                    done += 1
-            if progress:
-                progress(done)
     except InputError as exc:
         exc.where = exc.where or where
         raise
