@@ -14,7 +14,7 @@ from .core.model import (
     VideoPlatform,
     VideoRestriction,
 )
-from .core.serialize import dumps
+from .core.serialize import dump, dumps
 from .errors import (
     FetchError,
     InputError,
@@ -47,5 +47,6 @@ __all__ = [
     "VideoRestriction",
     "WriteResult",
     "__version__",
+    "dump",
     "dumps",
 ]

@@ -9,7 +9,7 @@ the sum of its parts and a shard can be cut between any two lines.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Final
+from typing import BinaryIO, Final
 
 from .model import Image, News, SitemapRef, Url, Video
 from .urls import escape
@@ -21,6 +21,7 @@ __all__ = [
     "SITEMAP_NS",
     "VIDEO",
     "XHTML",
+    "dump",
     "dumps",
     "footer",
     "header",
@@ -231,3 +232,14 @@ def dumps(
     else:
         raise TypeError("dumps() takes only Url objects or only SitemapRef objects")
     return "".join(chunks).encode("utf-8")
+
+
+def dump(
+    items: Iterable[Url] | Iterable[SitemapRef],
+    fp: BinaryIO,
+    *,
+    stylesheet: str | None = None,
+    keep_deprecated: bool = False,
+) -> None:
+    """Serialize one small document into a binary file object (see :func:`dumps`)."""
+    fp.write(dumps(items, stylesheet=stylesheet, keep_deprecated=keep_deprecated))

@@ -1,6 +1,6 @@
 """io: input sources for the writer: .txt, .csv, .jsonl, sitemaps (.xml, .xml.gz), stdin.
 
-Each source pushes its records into a :class:`~sitemapkit.SitemapWriter`. Bad
+Each source pushes its records into a :class:`~sitemapkit.SitemapWriter` (a :class:`Sink`). Bad
 input raises :class:`~sitemapkit.InputError` naming the file, the line and the
 field. CSV and text files take a fast path when a block of lines holds only
 plain, already-canonical values (checked by one regular expression per column
@@ -24,15 +24,31 @@ import re
 import stat
 from array import array
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, BinaryIO, Final
+from typing import Any, BinaryIO, Final, Protocol
 from urllib.parse import quote
 
 from ..core.model import CHANGEFREQS, Alternate, Image, InvalidValue, News, Url, Video
 from ..errors import InputError, ParseError, SitemapError
-from ..writer import SitemapWriter
 from .files import open_input
 
-__all__ = ["CSV_COLUMNS", "Progress", "detect_format", "write_inputs"]
+__all__ = ["CSV_COLUMNS", "Progress", "Sink", "detect_format", "write_inputs"]
+
+
+class Sink(Protocol):
+    """Where sources put records: :class:`sitemapkit.SitemapWriter` is one."""
+
+    @property
+    def base_url(self) -> str: ...
+
+    @property
+    def format(self) -> str: ...
+
+    def add(self, url: Url | str) -> None: ...
+
+    def resolve(self, loc: str) -> str: ...
+
+    def _add_block(self, data: bytes, count: int, hashes: array[int]) -> None: ...
+
 
 Progress = Callable[[int], None]
 
@@ -178,7 +194,7 @@ class _Fast:
     :meth:`format` is pure, so it also runs in forked worker processes.
     """
 
-    def __init__(self, writer: SitemapWriter, columns: list[str]) -> None:
+    def __init__(self, writer: Sink, columns: list[str]) -> None:
         self.columns = columns
         self.txt = writer.format == "txt"
         # Every line must start with the base URL (lowercase scheme and host, so the
@@ -261,7 +277,7 @@ def _split_ws(text: str) -> list[str]:
     return text.split()
 
 
-def _csv_url(w: SitemapWriter, row: dict[str, str]) -> Url:
+def _csv_url(w: Sink, row: dict[str, str]) -> Url:
     def get(k: str) -> str | None:
         v = row.get(k)
         return v if v not in (None, "") and v.strip() else None
@@ -327,7 +343,7 @@ def _fail(exc: Exception, where: str, line: int, field: str | None = None) -> In
     return InputError(str(exc), where=where, line=line, field=field)
 
 
-def _add(w: SitemapWriter, build: Callable[[], Url], where: str, line: int) -> None:
+def _add(w: Sink, build: Callable[[], Url], where: str, line: int) -> None:
     try:
         w.add(build())
     except (ValueError, SitemapError) as exc:
@@ -362,7 +378,7 @@ def _read_text_blocks(stream: BinaryIO) -> Iterator[tuple[int, str]]:
             rest = text
 
 
-def _write_csv(w: SitemapWriter, stream: BinaryIO, where: str, progress: Progress | None) -> None:
+def _write_csv(w: Sink, stream: BinaryIO, where: str, progress: Progress | None) -> None:
     blocks = _read_text_blocks(stream)
     try:
         first_line, first = next(blocks)
@@ -498,7 +514,7 @@ class _Formatter:
 
 
 def _csv_rows(
-    w: SitemapWriter,
+    w: Sink,
     columns: list[str],
     texts: Iterable[str],
     where: str,
@@ -528,7 +544,7 @@ def _csv_rows(
     return done
 
 
-def _write_txt(w: SitemapWriter, stream: BinaryIO, where: str, progress: Progress | None) -> None:
+def _write_txt(w: Sink, stream: BinaryIO, where: str, progress: Progress | None) -> None:
     fast = _Fast(w, ["loc"])
     done = 0
     try:
@@ -550,7 +566,7 @@ def _write_txt(w: SitemapWriter, stream: BinaryIO, where: str, progress: Progres
         raise
 
 
-def _write_jsonl(w: SitemapWriter, stream: BinaryIO, where: str, progress: Progress | None) -> int:
+def _write_jsonl(w: Sink, stream: BinaryIO, where: str, progress: Progress | None) -> int:
     skipped = 0
     for n, raw in enumerate(io.TextIOWrapper(stream, encoding="utf-8-sig"), 1):
         text = raw.strip()
@@ -579,7 +595,7 @@ def _write_jsonl(w: SitemapWriter, stream: BinaryIO, where: str, progress: Progr
     return skipped
 
 
-def _write_xml(w: SitemapWriter, stream: BinaryIO, where: str, progress: Progress | None) -> int:
+def _write_xml(w: Sink, stream: BinaryIO, where: str, progress: Progress | None) -> int:
     from ..core.model import SitemapRef
     from ..core.parse import SitemapParser  # type: ignore[import-not-found, unused-ignore]
 
@@ -615,7 +631,7 @@ def _write_xml(w: SitemapWriter, stream: BinaryIO, where: str, progress: Progres
 
 
 def write_inputs(
-    writer: SitemapWriter, inputs: Iterable[str], *, progress: Progress | None = None
+    writer: Sink, inputs: Iterable[str], *, progress: Progress | None = None
 ) -> list[str]:
     """Push every input into ``writer`` in order; return notes worth telling the user."""
     notes: list[str] = []
