@@ -35,9 +35,11 @@ def cli() -> None:
 
 
 def _register() -> None:
+    from .read import read_cmd
     from .write import write
 
     cli.add_command(write)
+    cli.add_command(read_cmd)
 
 
 _register()

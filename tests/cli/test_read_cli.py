@@ -1,0 +1,91 @@
+"""``sitemapkit read`` on local files: formats, findings and exit codes."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from sitemapkit.cli.main import main
+
+DOC = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n'
+    b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+    b"<url><loc>https://example.com/a?x=1&amp;y=2</loc><lastmod>2024-05-01</lastmod></url>\n"
+    b"<url><loc>https://example.com/b</loc><priority>0.3</priority></url>\n"
+    b"</urlset>\n"
+)
+
+
+def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err
+
+
+@pytest.fixture
+def doc(tmp_path: Path) -> Path:
+    p = tmp_path / "s.xml.gz"
+    p.write_bytes(gzip.compress(DOC))
+    return p
+
+
+def test_urls_format(doc: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["read", str(doc), "--format", "urls"])
+    assert info.value.code == 0
+    assert capsysbinary.readouterr().out == b"https://example.com/a?x=1&y=2\nhttps://example.com/b\n"
+
+
+def test_jsonl_format_is_the_record_shape(doc: Path,
+                                          capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    with pytest.raises(SystemExit):
+        main(["read", str(doc)])
+    rows = [json.loads(line) for line in capsysbinary.readouterr().out.splitlines()]
+    assert rows[0] == {"kind": "url", "loc": "https://example.com/a?x=1&y=2",
+                       "lastmod": "2024-05-01", "changefreq": None, "priority": None,
+                       "images": [], "videos": [], "news": None, "alternates": [],
+                       "source": str(doc)}
+    assert rows[1]["priority"] == 0.3
+
+
+def test_csv_format(doc: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    with pytest.raises(SystemExit):
+        main(["read", str(doc), "--format", "csv"])
+    rows = list(csv.DictReader(io.StringIO(capsysbinary.readouterr().out.decode())))
+    assert [r["loc"] for r in rows] == ["https://example.com/a?x=1&y=2", "https://example.com/b"]
+    assert rows[1]["priority"] == "0.3"
+
+
+def test_damaged_file_prints_what_it_can_and_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    p = tmp_path / "bad.xml"
+    p.write_bytes(DOC[: DOC.index(b"<url><loc>https://example.com/b")] + b"<url><loc>https://exa")
+    code, out, err = cli(["read", str(p), "--format", "urls"], capsys)
+    assert code == 1
+    assert out == "https://example.com/a?x=1&y=2\n"
+    assert "SM004" in err and str(p) in err
+
+
+def test_not_a_sitemap_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    p = tmp_path / "page.html"
+    p.write_bytes(b"<!DOCTYPE html><html><body>hi</body></html>")
+    code, out, err = cli(["read", str(p)], capsys)
+    assert code == 3 and out == ""
+    assert err.startswith("sitemapkit: error:")
+
+
+def test_relative_locs_with_published_at(tmp_path: Path,
+                                         capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    p = tmp_path / "r.xml"
+    p.write_bytes(DOC.replace(b"https://example.com/b", b"/shop/b"))
+    with pytest.raises(SystemExit):
+        main(["read", str(p), "--format", "urls", "--published-at",
+              "https://example.com/sitemap.xml"])
+    assert capsysbinary.readouterr().out.splitlines()[1] == b"https://example.com/shop/b"
