@@ -3,6 +3,7 @@
 The public surface is exactly ``__all__``; everything else is internal.
 """
 
+from .core.finding import Finding
 from .core.model import (
     Alternate,
     Image,
@@ -23,6 +24,7 @@ from .errors import (
     SitemapError,
     UnsafeXMLError,
 )
+from .reader import ReadReport, SourcedRecord, loads, read, read_file
 from .writer import FileInfo, SitemapWriter, WriteResult
 
 __version__ = "0.1.0"
@@ -31,15 +33,18 @@ __all__ = [
     "Alternate",
     "FetchError",
     "FileInfo",
+    "Finding",
     "Image",
     "InputError",
     "InvalidValue",
     "LimitError",
     "News",
     "ParseError",
+    "ReadReport",
     "SitemapError",
     "SitemapRef",
     "SitemapWriter",
+    "SourcedRecord",
     "UnsafeXMLError",
     "Url",
     "Video",
@@ -49,4 +54,7 @@ __all__ = [
     "__version__",
     "dump",
     "dumps",
+    "loads",
+    "read",
+    "read_file",
 ]

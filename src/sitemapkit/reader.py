@@ -14,11 +14,11 @@ from pathlib import Path
 
 from .core.finding import Finding
 from .core.model import SitemapRef, Url
-from .core.parse import SitemapParser
+from .core.parse import SitemapParser, parse_bytes
 from .errors import InputError
 from .io.files import open_input
 
-__all__ = ["ReadReport", "SourcedRecord", "read", "read_file"]
+__all__ = ["ReadReport", "SourcedRecord", "loads", "read", "read_file"]
 
 _URL: re.Pattern[str] = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -100,3 +100,18 @@ def read(
         yield from read_url_records(target, follow=follow, strict=strict, report=report)
         return
     yield from read_file(target, published_at=published_at, strict=strict, report=report)
+
+
+def loads(
+    data: bytes, *, strict: bool = True, base_url: str | None = None
+) -> list[Url | SitemapRef]:
+    """Parse one small document (any format, gzip or not) into records.
+
+    Strict by default, like ``json.loads``: the first problem raises
+    :class:`~sitemapkit.ParseError`; ``strict=False`` skips bad entries silently
+    (use :class:`~sitemapkit.core.parse.SitemapParser` to see the findings).
+
+    >>> [u.loc for u in loads(b"https://example.com/a\\n")]
+    ['https://example.com/a']
+    """
+    return parse_bytes(data, strict=strict, base_url=base_url)[0]
