@@ -201,6 +201,16 @@ class SitemapWriter:
         A loc that repeats an earlier one is dropped when the writer closes (the first
         occurrence stays where it was) and counted in ``result.duplicates``.
         """
+        text, ns, news, key = self.entry(url)
+        self._put(text, ns, news)
+        self._note_keys([key])
+
+    def entry(self, url: Url | str) -> tuple[str, int, int, str]:
+        """The line ``url`` becomes, its namespace flags, news count and duplicate key.
+
+        Checks the location. Touches no shard state, so forked formatter processes
+        call it too (only the count of extension data a text sitemap drops changes).
+        """
         if isinstance(url, str):
             url = Url(self.resolve(url))
         elif not isinstance(url, Url):
@@ -209,13 +219,33 @@ class SitemapWriter:
         if self.format == "txt":
             if url.images or url.videos or url.news or url.alternates:
                 self._dropped_ext += 1
-            key = url.loc
-            text, ns = url.loc + "\n", 0
-        else:
-            key = escape(url.loc)
-            text, ns = url_entry(url, keep_deprecated=self.keep_deprecated)
-        self._put(text, ns, 1 if url.news is not None else 0)
-        self._note_keys([key])
+            return url.loc + "\n", 0, 0, url.loc
+        text, ns = url_entry(url, keep_deprecated=self.keep_deprecated)
+        return text, ns, 1 if url.news is not None else 0, escape(url.loc)
+
+    @property
+    def fresh(self) -> bool:
+        """Nothing added yet."""
+        return self._cur is None and not self._shards
+
+    def stage_shard(self, n: int) -> Path:
+        """The staging path of shard ``n`` (1-based), creating the staging folder."""
+        if self._publisher is None:
+            self._publisher = Publisher(self.directory, self._owned)
+            self._worker = Worker()
+        return self._publisher.stage(f"{self.name}-{n}{self._ext}")
+
+    def adopt_shard(self, path: Path, count: int, raw: int, stored: int, hashes: bytes) -> None:
+        """Take a shard that a formatter process wrote completely at :meth:`stage_shard`."""
+        if self._cur is not None or path != self.stage_shard(len(self._shards) + 1):
+            raise RuntimeError("shards must be adopted in order, before anything is added")
+        f = ShardFile(path, gzip=self.gzip, level=self.gzip_level)
+        f.raw_bytes, f.stored_bytes = raw, stored
+        self._shards.append(f)
+        self._counts.append(count)
+        self._hashes.frombytes(hashes)
+        if len(self._hashes) >= _RUN:
+            self._spill()
 
     def add_alternates(
         self,
@@ -488,7 +518,8 @@ class SitemapWriter:
             # Empty input: a valid, empty urlset (XSD wants ≥ 1 url; Google reports
             # only "Empty sitemap", and allows empty news sitemaps).
             self._open(0)
-        self._close_shard()
+        if self._cur is not None:
+            self._close_shard()
         assert self._worker is not None and self._publisher is not None
         self._worker.wait()
         self._worker.stop()

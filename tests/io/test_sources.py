@@ -181,3 +181,72 @@ def test_jsonl_error_position(tmp_path: Path) -> None:
             '{"loc": "https://example.com/"}\n{"loc": "https://example.com/", "lastmod": "May"}\n',
         )
     assert (info.value.line, info.value.field) == (2, "lastmod")
+
+
+@pytest.fixture
+def parallel(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Take the forked paths for small files too."""
+    monkeypatch.setattr(sources, "_PARALLEL_MIN", 0)
+
+
+def _big_csv(n: int, *, bad: int | None = None, dup: int | None = None) -> str:
+    rows = ["loc,lastmod,changefreq,priority"]
+    for i in range(n):
+        lm = "2024-02-30" if i == bad else f"2024-05-{1 + i % 28:02d}T10:00:00Z"
+        loc = f"{BASE}p/k\u00fcche-{0 if i == dup else i}?a=1&b=2"
+        rows.append(f"{loc},{lm},daily,0.{i % 10}")
+    return "\n".join(rows) + "\n"
+
+
+def _outputs(tmp: Path, text: str, name: str, **kw: object) -> dict[str, bytes]:
+    src = tmp / name
+    src.write_text(text)
+    out = tmp / ("out-" + name)
+    with sk.SitemapWriter(out, base_url=BASE, max_urls=1000, **kw) as w:  # type: ignore[arg-type]
+        write_inputs(w, [str(src)])
+    return {p.name: p.read_bytes() for p in out.iterdir()}
+
+
+def test_forked_shard_writing_is_byte_identical(
+    tmp_path: Path, parallel: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = _big_csv(3_500, dup=2_600)
+    calls: list[int] = []
+    real = sources._write_parallel
+
+    def spy(*a: object, **k: object) -> bool:
+        ok = real(*a, **k)  # type: ignore[arg-type]
+        calls.append(ok)
+        return ok
+
+    monkeypatch.setattr(sources, "_write_parallel", spy)
+    forked = _outputs(tmp_path, text, "a.csv", gzip=True)
+    assert calls == [True]
+    monkeypatch.setattr(sources, "_PARALLEL_MIN", 1 << 40)
+    sequential = _outputs(tmp_path, text, "b.csv", gzip=True)
+    assert forked == sequential
+    assert len(forked) == 5  # 4 shards (one duplicate dropped from shard 3) + index
+
+
+def test_forked_error_names_the_right_line(tmp_path: Path, parallel: None) -> None:
+    with pytest.raises(sk.InputError) as info:
+        _outputs(tmp_path, _big_csv(3_500, bad=2_345), "c.csv")
+    assert (info.value.line, info.value.field) == (2_345 + 2, "lastmod")
+    assert not (tmp_path / "out-c.csv").exists()
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_forked_text_input(tmp_path: Path, parallel: None) -> None:
+    text = "".join(f"{BASE}t/{i}\n" for i in range(2_500))
+    out = _outputs(tmp_path, text, "u.txt", format="txt")
+    assert out["sitemap-3.txt"].decode().splitlines()[0] == f"{BASE}t/2000"
+
+
+def test_forked_path_falls_back_when_bytes_bind(
+    tmp_path: Path, parallel: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = _big_csv(2_500)
+    forked = _outputs(tmp_path, text, "d.csv", max_bytes=60_000)
+    monkeypatch.setattr(sources, "_PARALLEL_MIN", 1 << 40)
+    assert forked == _outputs(tmp_path, text, "e.csv", max_bytes=60_000)
+    assert len(forked) > 4  # the byte limit, not the count, cut the shards

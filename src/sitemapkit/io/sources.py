@@ -18,18 +18,20 @@ import functools
 import io
 import itertools
 import json
+import mmap
 import multiprocessing as mp
 import os
 import re
 import stat
 from array import array
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any, BinaryIO, Final, Protocol
 from urllib.parse import quote
 
 from ..core.model import CHANGEFREQS, Alternate, Image, InvalidValue, News, Url, Video
 from ..errors import InputError, ParseError, SitemapError
-from .files import open_input
+from .files import ShardFile, open_input
 
 __all__ = ["CSV_COLUMNS", "Progress", "Sink", "detect_format", "write_inputs"]
 
@@ -87,6 +89,8 @@ CSV_COLUMNS: Final = (
     *_VIDEO_COLUMNS,
 )
 _BLOCK: Final = 1 << 19
+#: Inputs bigger than this are formatted in forked processes (when there are 2+ cores).
+_PARALLEL_MIN = 16 << 20
 _URI_BYTES: Final = (
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%\n"
 )
@@ -378,7 +382,181 @@ def _read_text_blocks(stream: BinaryIO) -> Iterator[tuple[int, str]]:
             rest = text
 
 
-def _write_csv(w: Sink, stream: BinaryIO, where: str, progress: Progress | None) -> None:
+def _range_plan(path: str, body_start: int, per_shard: int) -> list[tuple[int, int, int]] | None:
+    """Byte ranges of ``per_shard`` lines each after ``body_start``, with first line numbers.
+
+    ``None`` when the file is not plain enough to cut at newlines: quotes (a quoted
+    field may hold a newline), CR, blank lines, or no final newline.
+    """
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        size = len(mm)
+        if size <= body_start or mm[size - 1 : size] != b"\n":
+            return None
+        if mm.find(b'"', body_start) != -1 or mm.find(b"\r", body_start) != -1:
+            return None
+        if (
+            mm.find(b"\n\n", body_start - 1 if body_start else 0) != -1
+            or mm[body_start : body_start + 1] == b"\n"
+        ):
+            return None
+        ranges = []
+        start = body_start
+        line = 1
+        pos = body_start
+        while pos < size:
+            need = per_shard
+            end = pos
+            # count newlines a MiB at a time, then find the exact one
+            while need and end < size:
+                chunk_end = min(size, end + (1 << 20))
+                c = mm[end:chunk_end].count(b"\n")
+                if c < need:
+                    need -= c
+                    end = chunk_end
+                    continue
+                while need:
+                    end = mm.find(b"\n", end, chunk_end) + 1
+                    need -= 1
+            ranges.append((start, end, line))
+            line += per_shard
+            start = pos = end
+        return ranges
+
+
+_RANGE_CTX: tuple[Any, ...] | None = None
+
+
+def _range_init(ctx: tuple[Any, ...]) -> None:
+    global _RANGE_CTX
+    _RANGE_CTX = ctx
+
+
+def _range_job(job: tuple[int, int, int, int, str]) -> tuple[Any, ...]:
+    """Write one whole shard from a byte range of the input (runs in a forked process).
+
+    Returns ``("ok", count, raw bytes, stored bytes, hashes)``, ``("error", message,
+    line, field, hint)`` or ``("too-big",)`` when the byte limit would cut the range.
+    """
+    assert _RANGE_CTX is not None
+    w, fast, columns, src, where = _RANGE_CTX
+    _, start, end, first_line, target = job
+    with open(src, "rb") as fh:
+        fh.seek(start)
+        data = fh.read(end - start)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = first_line + data[: exc.start].count(b"\n")
+        return (
+            "error",
+            f"input is not valid UTF-8: {exc.reason}",
+            line,
+            None,
+            "convert the file to UTF-8",
+        )
+    out = ShardFile(Path(target), gzip=w.gzip, level=w.gzip_level)
+    out._do_open()
+    out._do_write(w._header(0).encode())
+    hashes = array("q")
+    count = 0
+    line = first_line
+    pos = 0
+    ncol = len(columns)
+    while pos < len(text):
+        cut = text.find("\n", min(len(text), pos + _BLOCK)) + 1 or len(text)
+        part = text[pos:cut]
+        pos = cut
+        res = fast.format(part)
+        if res is not None:
+            out._do_write(res[0])
+            hashes.extend(res[2])
+            count += res[1]
+            line += res[1]
+            continue
+        chunk: list[bytes] = []
+        for raw in part.split("\n")[:-1]:
+            try:
+                if fast.txt:
+                    url: Url | str = w.resolve(raw.strip())
+                else:
+                    row = raw.split(",")
+                    if len(row) != ncol:
+                        return (
+                            "error",
+                            f"row has {len(row)} fields, the header names {ncol}",
+                            line,
+                            None,
+                            "quote values that contain commas",
+                        )
+                    url = _csv_url(w, dict(zip(columns, row, strict=True)))
+                entry, _, _, key = w.entry(url)
+            except (ValueError, SitemapError) as exc:
+                err = _fail(exc, where, line)
+                return ("error", err.message, line, err.field, err.hint)
+            chunk.append(entry.encode())
+            hashes.append(hash(key))
+            count += 1
+            line += 1
+        out._do_write(b"".join(chunk))
+    out._do_write(w._footer.encode())
+    out._do_close()
+    if out.raw_bytes > w.max_bytes:
+        return ("too-big",)
+    return ("ok", count, out.raw_bytes, out.stored_bytes, hashes.tobytes())
+
+
+def _write_parallel(
+    w: Sink,
+    fast: _Fast,
+    columns: list[str],
+    path: str,
+    where: str,
+    body_start: int,
+    progress: Progress | None,
+) -> bool:
+    """Write whole shards in two forked processes; ``False`` if this input does not suit.
+
+    Used for one big, plain input file into a fresh writer with count-bound shards:
+    then shard k holds exactly lines k*max_urls+1 ..., as the sequential path would
+    write them, so the output is byte-identical to it.
+    """
+    writer: Any = w
+    if not (writer.fresh and (os.cpu_count() or 1) >= 2 and "fork" in mp.get_all_start_methods()):
+        return False
+    ranges = _range_plan(path, body_start, writer.max_urls)
+    if not ranges or len(ranges) < 2:
+        return False
+    jobs = [
+        (k, s, e, line + (body_start > 0), str(writer.stage_shard(k + 1)))
+        for k, (s, e, line) in enumerate(ranges)
+    ]
+    ctx = (writer, fast, columns, path, where)
+    results = []
+    pool = mp.get_context("fork").Pool(2, initializer=_range_init, initargs=(ctx,))
+    try:
+        done = 0
+        for res in pool.imap(_range_job, jobs):
+            if res[0] == "error":
+                raise InputError(res[1], where=where, line=res[2], field=res[3], hint=res[4])
+            if res[0] == "too-big":
+                for job in jobs:
+                    Path(job[4]).unlink(missing_ok=True)
+                return False
+            results.append(res)
+            done += res[1]
+            if progress:
+                progress(done)
+    finally:
+        pool.terminate()
+        pool.join()
+    for job, res in zip(jobs, results, strict=True):
+        writer.adopt_shard(Path(job[4]), res[1], res[2], res[3], res[4])
+    return True
+
+
+def _write_csv(
+    w: Sink, stream: BinaryIO, where: str, progress: Progress | None, path: str | None = None
+) -> None:
     blocks = _read_text_blocks(stream)
     try:
         first_line, first = next(blocks)
@@ -408,6 +586,12 @@ def _write_csv(w: Sink, stream: BinaryIO, where: str, progress: Progress | None)
     if len(set(columns)) != len(columns):
         raise InputError("a column name repeats in the header", where=where, line=1)
     fast = _Fast(w, columns) if set(columns) <= set(_BASIC) else None
+    if fast is not None and path is not None and _is_big(stream):
+        body_start = _body_start(path, head_line)
+        if body_start is not None and _write_parallel(
+            w, fast, columns, path, where, body_start, progress
+        ):
+            return
     done = 0
     it = itertools.chain([(first_line + 1, body)], blocks)
     if fast is None:
@@ -430,13 +614,24 @@ def _write_csv(w: Sink, stream: BinaryIO, where: str, progress: Progress | None)
                 done = _csv_rows(w, columns, [text], where, start, done, progress)
 
 
+def _body_start(path: str, head_line: str) -> int | None:
+    """Byte offset of the line after the header, or ``None`` if the bytes disagree."""
+    with open(path, "rb") as fh:
+        head = fh.read(len(head_line.encode()) + 4)
+    bom = 3 if head.startswith(codecs.BOM_UTF8) else 0
+    expected = head_line.encode() + b"\n"
+    if head[bom : bom + len(expected)] != expected:
+        return None
+    return bom + len(expected)
+
+
 def _is_big(stream: BinaryIO) -> bool:
     """Worth forking formatter processes for: a regular file of more than 16 MiB."""
     try:
         st = os.fstat(stream.fileno())
     except (OSError, io.UnsupportedOperation, AttributeError):
         return False
-    return stat.S_ISREG(st.st_mode) and st.st_size > 16 << 20
+    return stat.S_ISREG(st.st_mode) and st.st_size > _PARALLEL_MIN
 
 
 _WORKER_FAST: _Fast | None = None
@@ -544,8 +739,15 @@ def _csv_rows(
     return done
 
 
-def _write_txt(w: Sink, stream: BinaryIO, where: str, progress: Progress | None) -> None:
+def _write_txt(
+    w: Sink, stream: BinaryIO, where: str, progress: Progress | None, path: str | None = None
+) -> None:
     fast = _Fast(w, ["loc"])
+    if path is not None and _is_big(stream):
+        with open(path, "rb") as fh:
+            start = 3 if fh.read(3) == codecs.BOM_UTF8 else 0
+        if _write_parallel(w, fast, ["loc"], path, where, start, progress):
+            return
     done = 0
     try:
         with _Formatter(fast, parallel=_is_big(stream)) as fmt:
@@ -634,6 +836,8 @@ def write_inputs(
     writer: Sink, inputs: Iterable[str], *, progress: Progress | None = None
 ) -> list[str]:
     """Push every input into ``writer`` in order; return notes worth telling the user."""
+    inputs = list(inputs)
+    sole = len(inputs) == 1 and inputs[0] != "-"
     notes: list[str] = []
     for name in inputs:
         where = "<stdin>" if name == "-" else name
@@ -647,9 +851,9 @@ def write_inputs(
             )
             kind = detect_format(name, buffered.peek(4096)[:4096])
             if kind == "csv":
-                _write_csv(writer, buffered, where, progress)
+                _write_csv(writer, buffered, where, progress, name if sole else None)
             elif kind == "txt":
-                _write_txt(writer, buffered, where, progress)
+                _write_txt(writer, buffered, where, progress, name if sole else None)
             elif kind == "jsonl":
                 skipped = _write_jsonl(writer, buffered, where, progress)
                 if skipped:
