@@ -18,7 +18,6 @@ import functools
 import io
 import itertools
 import json
-import mmap
 import multiprocessing as mp
 import os
 import re
@@ -386,41 +385,37 @@ def _range_plan(path: str, body_start: int, per_shard: int) -> list[tuple[int, i
     """Byte ranges of ``per_shard`` lines each after ``body_start``, with first line numbers.
 
     ``None`` when the file is not plain enough to cut at newlines: quotes (a quoted
-    field may hold a newline), CR, blank lines, or no final newline.
+    field may hold a newline), CR, blank lines, or no final newline. Reads the file
+    once, a MiB at a time (not mmap: mapped pages would count as resident memory).
     """
-    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        size = len(mm)
-        if size <= body_start or mm[size - 1 : size] != b"\n":
-            return None
-        if mm.find(b'"', body_start) != -1 or mm.find(b"\r", body_start) != -1:
-            return None
-        if (
-            mm.find(b"\n\n", body_start - 1 if body_start else 0) != -1
-            or mm[body_start : body_start + 1] == b"\n"
-        ):
-            return None
-        ranges = []
-        start = body_start
-        line = 1
-        pos = body_start
-        while pos < size:
-            need = per_shard
-            end = pos
-            # count newlines a MiB at a time, then find the exact one
-            while need and end < size:
-                chunk_end = min(size, end + (1 << 20))
-                c = mm[end:chunk_end].count(b"\n")
-                if c < need:
-                    need -= c
-                    end = chunk_end
-                    continue
-                while need:
-                    end = mm.find(b"\n", end, chunk_end) + 1
-                    need -= 1
-            ranges.append((start, end, line))
-            line += per_shard
-            start = pos = end
-        return ranges
+    cuts = [body_start]
+    need = per_shard
+    prev = b"\n"  # the byte before body_start is the header's newline (or nothing)
+    with open(path, "rb") as fh:
+        fh.seek(body_start)
+        offset = body_start
+        while chunk := fh.read(1 << 20):
+            if b'"' in chunk or b"\r" in chunk or b"\n\n" in prev + chunk[:1] or b"\n\n" in chunk:
+                return None
+            c = chunk.count(b"\n")
+            if c < need:
+                need -= c
+            else:
+                pos = 0
+                while c >= need:
+                    for _ in range(need):
+                        pos = chunk.index(b"\n", pos) + 1
+                    cuts.append(offset + pos)
+                    c -= need
+                    need = per_shard
+                need -= c
+            prev = chunk[-1:]
+            offset += len(chunk)
+    if prev != b"\n" or offset <= body_start:
+        return None
+    if cuts[-1] != offset:
+        cuts.append(offset)
+    return [(a, b, 1 + k * per_shard) for k, (a, b) in enumerate(itertools.pairwise(cuts))]
 
 
 _RANGE_CTX: tuple[Any, ...] | None = None
