@@ -380,3 +380,47 @@ def test_split_never_exceeds_limits_and_keeps_order(
         assert len(parse(data)) <= (max_urls if f in files else limits.MAX_SITEMAPS)
     assert [loc for f in files for loc in locs(f)] == uniq
     assert res.urls == len(uniq)
+
+
+def test_a_publish_cut_short_is_finished_by_the_next_run(
+    out: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+    import sys
+
+    from sitemapkit.io import files
+
+    write(out, [f"https://example.com/old{i}" for i in range(6)], max_urls=2)
+    real_replace = os.replace
+    moved: list[str] = []
+
+    def crash_after_one(src: object, dst: object) -> None:
+        if str(dst).startswith(str(out)) and moved:
+            raise KeyboardInterrupt  # the process dies here, mid-publish
+        real_replace(src, dst)  # type: ignore[arg-type]
+        if str(dst).startswith(str(out)):
+            moved.append(str(dst))
+
+    monkeypatch.setattr(files.os, "replace", crash_after_one)
+    with pytest.raises(KeyboardInterrupt), sk.SitemapWriter(out, base_url=BASE, max_urls=2) as w:
+        for i in range(4):
+            w.add(f"https://example.com/new{i}")
+        w._abort = lambda: None  # type: ignore[method-assign]  # a killed process cleans nothing
+        w.close()
+    monkeypatch.setattr(files.os, "replace", real_replace)
+    assert len(moved) == 1  # a mix: one new shard, the old index
+    # pretend the staging folder belongs to a process that has exited
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    (staging,) = [p for p in out.parent.iterdir() if p.name.startswith(".public.sitemapkit-")]
+    staging.rename(staging.with_name(f".public.sitemapkit-{dead}-x"))
+    import re
+
+    files.Publisher(out, re.compile(r"sitemap.*")).abort()  # what the next run does first
+    assert sorted(os.listdir(out)) == ["sitemap-1.xml", "sitemap-2.xml", "sitemap.xml"]
+    assert all_locs(out) == [f"https://example.com/new{i}" for i in range(4)]
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]

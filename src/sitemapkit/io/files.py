@@ -15,6 +15,7 @@ release the GIL.
 from __future__ import annotations
 
 import filecmp
+import json
 import os
 import queue
 import re
@@ -152,41 +153,67 @@ class Publisher:
         shutil.rmtree(self.staging, ignore_errors=True)
 
     def publish(self, files: Iterable[str], last: Iterable[str]) -> list[str]:
-        """Move ``files`` then ``last`` into place; remove stale owned files; return them."""
-        self.target.mkdir(parents=True, exist_ok=True)
+        """Move ``files`` then ``last`` into place; remove stale owned files; return them.
+
+        A journal written first lets the next run finish a publish that a killed
+        process left half done (see :func:`_remove_dead_staging`).
+        """
         new = [*files, *last]
-        for name in new:
-            src, dst = self.staging / name, self.target / name
-            if dst.is_file() and filecmp.cmp(src, dst, shallow=False):
-                src.unlink()  # unchanged: keep the published bytes and mtime
-            else:
-                os.replace(src, dst)
-        keep = set(new)
-        removed = []
-        for entry in sorted(os.listdir(self.target)):
-            if (
-                entry not in keep
-                and self.owned.fullmatch(entry)
-                and (self.target / entry).is_file()
-            ):
-                (self.target / entry).unlink()
-                removed.append(entry)
+        journal = {"target": str(self.target), "files": new, "owned": self.owned.pattern}
+        tmp = self.staging / ".publish.tmp"
+        tmp.write_text(json.dumps(journal))
+        os.replace(tmp, self.staging / _JOURNAL)
+        removed = _complete(self.staging, self.target, new, self.owned)
         shutil.rmtree(self.staging, ignore_errors=True)
         return removed
 
 
+_JOURNAL: Final = ".publish"
+
+
+def _complete(staging: Path, target: Path, names: list[str], owned: re.Pattern[str]) -> list[str]:
+    """Move the staged ``names`` into ``target`` in order, then remove stale owned files."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        src, dst = staging / name, target / name
+        if not src.exists():
+            continue  # moved before a crash
+        if dst.is_file() and filecmp.cmp(src, dst, shallow=False):
+            src.unlink()  # unchanged: keep the published bytes and mtime
+        else:
+            os.replace(src, dst)
+    keep = set(names)
+    removed = []
+    for entry in sorted(os.listdir(target)):
+        if entry not in keep and owned.fullmatch(entry) and (target / entry).is_file():
+            (target / entry).unlink()
+            removed.append(entry)
+    return removed
+
+
 def _remove_dead_staging(parent: Path, prefix: str) -> None:
-    """Remove staging folders left by writer processes that were killed."""
+    """Clear staging folders left by writer processes that were killed.
+
+    A folder whose publish had begun (its journal exists) is published to the
+    end first, so the target holds the complete new set rather than a mix; any
+    other is deleted, leaving the earlier set as it was.
+    """
     for entry in parent.glob(prefix + "*"):
         pid = entry.name[len(prefix) :].split("-", 1)[0]
         if not pid.isdigit():
             continue
         try:
             os.kill(int(pid), 0)
+            continue  # alive
         except ProcessLookupError:
-            shutil.rmtree(entry, ignore_errors=True)
-        except PermissionError:  # alive, owned by someone else
             pass
+        except PermissionError:  # alive, owned by someone else
+            continue
+        journal = entry / _JOURNAL
+        if journal.is_file():
+            j = json.loads(journal.read_text())
+            _complete(entry, Path(j["target"]), list(j["files"]), re.compile(j["owned"]))
+        shutil.rmtree(entry, ignore_errors=True)
 
 
 def open_input(path: str) -> BinaryIO:
