@@ -15,6 +15,8 @@ after its first removed.
 
 from __future__ import annotations
 
+import datetime as dt
+import hashlib
 import re
 from array import array
 from bisect import bisect_left
@@ -39,8 +41,10 @@ from .core.serialize import (
     url_entry,
 )
 from .core.urls import Origin, check_location, escape, iri_to_uri
+from .core.w3cdate import format_lastmod
 from .errors import InputError
 from .io.files import Publisher, ShardFile, Worker
+from .io.state import StateStore
 
 __all__ = ["FileInfo", "SitemapWriter", "WriteResult"]
 
@@ -85,6 +89,10 @@ class WriteResult:
     duplicate_examples: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: With a state file: URLs added, changed, unchanged and removed since the last run,
+    #: and the shards whose bytes changed.
+    changes: dict[str, int] = field(default_factory=dict)
+    rewritten: list[str] = field(default_factory=list)
 
 
 class _Shard:
@@ -135,6 +143,9 @@ class SitemapWriter:
         keep_deprecated: bool = False,
         check_location: bool = True,
         gzip_level: int | None = None,
+        state: str | Path | None = None,
+        content_from: str | Path | None = None,
+        now: dt.datetime | None = None,
     ) -> None:
         if not 1 <= max_urls <= limits.MAX_URLS:
             raise ValueError(f"max_urls must be 1..{limits.MAX_URLS:,}, not {max_urls}")
@@ -175,6 +186,16 @@ class SitemapWriter:
         self.keep_deprecated = keep_deprecated
         self.check_location = check_location
         self.gzip_level = gzip_level
+        when = now if now is not None else dt.datetime.now(dt.UTC)
+        self.now = format_lastmod(when)
+        self.content_from = Path(content_from) if content_from is not None else None
+        self._state: StateStore | None = None
+        self._shard_ns: dict[int, int] = {}
+        if state is not None:
+            if format != "xml":
+                raise ValueError("a state file needs XML output (text sitemaps have no lastmod)")
+            key = f"{Path(directory).resolve()} {self.base_url}"
+            self._state = StateStore(state, key=key)
         self._ext = (".txt" if format == "txt" else ".xml") + (".gz" if gzip else "")
         self._footer = "" if format == "txt" else footer("urlset")
         self._footer_len = len(self._footer)
@@ -195,12 +216,17 @@ class SitemapWriter:
 
     # -- public API ---------------------------------------------------------------
 
-    def add(self, url: Url | str) -> None:
+    def add(self, url: Url | str, *, content_hash: str | None = None) -> None:
         """Add one URL. A string is taken as a loc and may be relative to ``base_url``.
 
         A loc that repeats an earlier one is dropped when the writer closes (the first
         occurrence stays where it was) and counted in ``result.duplicates``.
+        ``content_hash`` (any string that changes when the page changes) is used with a
+        state file: see :meth:`_stage`.
         """
+        if self._state is not None:
+            self._stage(url, content_hash)
+            return
         text, ns, news, key = self.entry(url)
         self._put(text, ns, news)
         self._note_keys([key])
@@ -222,6 +248,11 @@ class SitemapWriter:
             return url.loc + "\n", 0, 0, url.loc
         text, ns = url_entry(url, keep_deprecated=self.keep_deprecated)
         return text, ns, 1 if url.news is not None else 0, escape(url.loc)
+
+    @property
+    def incremental(self) -> bool:
+        """Whether this run uses a state file (every URL then goes through :meth:`add`)."""
+        return self._state is not None
 
     @property
     def fresh(self) -> bool:
@@ -507,6 +538,8 @@ class SitemapWriter:
         self._cur = None
 
     def _abort(self) -> None:
+        if self._state is not None:
+            self._state.close()
         if self._worker is not None:
             self._worker.stop()
             self._worker = None
@@ -514,6 +547,9 @@ class SitemapWriter:
             self._publisher.abort()
 
     def _finish(self) -> None:
+        if self._state is not None:
+            self._finish_incremental()
+            return
         if self._cur is None and not self._shards:
             # Empty input: a valid, empty urlset (XSD wants ≥ 1 url; Google reports
             # only "Empty sitemap", and allows empty news sitemaps).
@@ -555,7 +591,9 @@ class SitemapWriter:
         last = [i.name for i in indexes]
         self.result.removed = self._publisher.publish(names, last)
 
-    def _write_indexes(self, names: list[str]) -> list[FileInfo]:
+    def _write_indexes(
+        self, names: list[str], lastmods: Mapping[str, str] | None = None
+    ) -> list[FileInfo]:
         """Index files over ``names``, each within the entry and byte limits (exactly)."""
         assert self._publisher is not None
         head = header("sitemapindex", 0, self.stylesheet)
@@ -564,7 +602,8 @@ class SitemapWriter:
         groups: list[list[str]] = [[]]
         size = fixed
         for n in names:
-            entry = sitemap_entry(SitemapRef(self.base_url + n))
+            lm = lastmods.get(n) if lastmods else None
+            entry = sitemap_entry(SitemapRef(self.base_url + n, lastmod=lm))
             b = len(entry.encode())
             if fixed + b > self.max_bytes:
                 raise InputError(
@@ -663,3 +702,164 @@ class SitemapWriter:
                 counts.append(c)
             self._shards, kept_counts = shards, counts
         self._counts = kept_counts
+
+    # -- incremental runs (a state file) ---------------------------------------------
+
+    def _content(self, url: Url, given: str | None) -> bytes | None:
+        """The page content's hash: given by the source, or hashed from ``content_from``."""
+        if given is not None:
+            return hashlib.blake2b(given.encode(), digest_size=16).digest()
+        if self.content_from is None:
+            return None
+        from urllib.parse import unquote
+
+        path = unquote(Origin.of(url.loc).path[len(self._origin.path) :])
+        root = self.content_from
+        for cand in (root / path, root / path / "index.html", root / (path + ".html")):
+            if cand.is_file() and root.resolve() in cand.resolve().parents:
+                return hashlib.blake2b(cand.read_bytes(), digest_size=16).digest()
+        return None
+
+    def _stage(self, url: Url | str, content_hash: str | None) -> None:
+        """Record one URL of an incremental run.
+
+        Its lastmod, when the input gives none, is the time its content last changed:
+        the content hash (from the source or ``content_from``) when there is one, else
+        the entry as written; "now" only for new or changed pages.
+        """
+        assert self._state is not None
+        if isinstance(url, str):
+            url = Url(self.resolve(url))
+        self._check_location(url.loc)
+        bare, _ = url_entry(url, keep_deprecated=self.keep_deprecated, lastmod=None)
+        fp = hashlib.blake2b(bare.encode(), digest_size=16).digest()
+        content = self._content(url, content_hash)
+        old = self._state.old(url.loc)
+        if old is None:
+            changed, status = self.now, "new"
+        else:
+            same = content == old.content if content is not None else fp == old.fp
+            changed, status = (old.changed, "same") if same else (self.now, "changed")
+        stamp = changed if url.lastmod is None else url.lastmod
+        text, ns = url_entry(url, keep_deprecated=self.keep_deprecated, lastmod=str(stamp))
+        news = 1 if url.news is not None else 0
+        shard = old.shard if old is not None else None
+        data = text.encode()
+        if not self._state.stage(url.loc, shard, data, ns, news, fp, content, changed, status):
+            self.result.duplicates += 1
+            if len(self.result.duplicate_examples) < 10:
+                self.result.duplicate_examples.append(escape(url.loc))
+
+    def _fits(self, load: list[int], size: int, ns: int, news: int) -> bool:
+        count, nbytes, nnews, nns = load
+        head = len(self._header(nns | ns).encode())
+        return (
+            count + 1 <= self.max_urls
+            and head + nbytes + size + self._footer_len <= self.max_bytes
+            and nnews + news <= self.max_news
+        )
+
+    def _assign_shards(self) -> list[int]:
+        """Keep every URL in its shard while it fits; place the others; return shard numbers.
+
+        Assignment (documented): a URL stays in the shard it was in; a shard that no
+        longer fits loses its last entries; new and displaced URLs fill the highest
+        shard that has room, in input order, then new shards numbered after it.
+        """
+        st = self._state
+        assert st is not None
+        kept = sorted({n for n, *_ in st.shard_loads()})
+        moves: list[tuple[int, int | None]] = []
+        loads: dict[int, list[int]] = {}
+        for n in kept:
+            load = [0, 0, 0, 0]
+            for seq, _, size, ns, news in st.members(n):
+                if self._fits(load, size, ns, news):
+                    load[0] += 1
+                    load[1] += size
+                    load[2] += news
+                    load[3] |= ns
+                else:
+                    moves.append((seq, None))
+            loads[n] = load
+        for seq, shard in moves:
+            st.assign(seq, shard)
+        current = kept[-1] if kept else 1
+        load = loads.get(current, [0, 0, 0, 0])
+        placed: list[tuple[int, int]] = []
+        for seq, _, size, ns, news in st.members(None):
+            if not self._fits(load, size, ns, news):
+                current = max(current + 1, max(loads, default=0) + 1)
+                load = loads.setdefault(current, [0, 0, 0, 0])
+                if not self._fits(load, size, ns, news):
+                    raise InputError(
+                        f"one entry is {size:,} bytes, more than fits in a sitemap of "
+                        f"{self.max_bytes:,} bytes",
+                        hint="raise --max-bytes or shorten the entry",
+                    )
+            load[0] += 1
+            load[1] += size
+            load[2] += news
+            load[3] |= ns
+            loads[current] = load
+            placed.append((seq, current))
+        for seq, shard in placed:
+            st.assign(seq, shard)
+        self._shard_ns = {n: ld[3] for n, ld in loads.items() if ld[0]}
+        return sorted(self._shard_ns)
+
+    def _finish_incremental(self) -> None:
+        st = self._state
+        assert st is not None
+        if self._publisher is None:
+            self._publisher = Publisher(self.directory, self._owned)
+        numbers = self._assign_shards()
+        single = len(numbers) <= 1 and self.index != "always"
+        shard_state: dict[int, tuple[bytes, str]] = {}
+        infos: list[FileInfo] = []
+        lastmods: dict[str, str] = {}
+        for n in numbers or [1]:
+            name = f"{self.name}{self._ext}" if single else f"{self.name}-{n}{self._ext}"
+            f = ShardFile(self._publisher.stage(name), gzip=self.gzip, level=self.gzip_level)
+            f._do_open()
+            digest = hashlib.blake2b(digest_size=16)
+            count = 0
+            parts = [self._header(self._shard_ns.get(n, 0)).encode()]
+            for _, entry, _, _, _ in st.members(n):
+                parts.append(entry)
+                count += 1
+                if len(parts) >= 4096:
+                    chunk = b"".join(parts)
+                    digest.update(chunk)
+                    f._do_write(chunk)
+                    parts = []
+            parts.append(self._footer.encode())
+            chunk = b"".join(parts)
+            digest.update(chunk)
+            f._do_write(chunk)
+            f._do_close()
+            old = st.old_shard(n)
+            d = digest.digest()
+            changed = old[1] if old is not None and old[0] == d else self.now
+            if old is None or old[0] != d:
+                self.result.rewritten.append(name)
+            shard_state[n] = (d, changed)
+            lastmods[name] = changed
+            infos.append(FileInfo(name, "urlset", count, f.raw_bytes, f.stored_bytes))
+        if self.index == "never" and not single:
+            raise InputError(
+                f"the URLs need {len(numbers)} sitemaps but --index never allows only one",
+                hint="use --index auto, or raise the limits",
+            )
+        indexes = [] if single else self._write_indexes([i.name for i in infos], lastmods)
+        self.result.files = infos + indexes
+        self.result.indexes = [i.name for i in indexes]
+        self.result.urls = sum(i.entries for i in infos)
+        self.result.changes = st.counts()
+        # The state first: if the publish below is cut short, the next run writes the
+        # same files again (same state, same lastmods) and its journal completes it.
+        st.commit(shard_state)
+        st.close()
+        self.result.removed = self._publisher.publish(
+            [i.name for i in infos], [i.name for i in indexes]
+        )

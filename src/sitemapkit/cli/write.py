@@ -107,6 +107,17 @@ def _print_table(result: WriteResult, gzip: bool, elapsed: float) -> None:
 @click.option("--stylesheet", metavar="URL", help="Add an <?xml-stylesheet?> for browsers.")
 @click.option("--name", default="sitemap", show_default=True, help="File name prefix.")
 @click.option(
+    "--state",
+    "state",
+    type=click.Path(dir_okay=False),
+    help="SQLite state file for incremental runs: true lastmod, stable shards.",
+)
+@click.option(
+    "--content-from",
+    type=click.Path(file_okay=False, exists=True),
+    help="With --state: the built site; a page's file hash tells when it changed.",
+)
+@click.option(
     "--no-location-check",
     is_flag=True,
     help="Allow URLs outside --base-url (cross-submission via robots.txt).",
@@ -122,6 +133,8 @@ def write(
     fmt: str,
     stylesheet: str | None,
     name: str,
+    state: str | None,
+    content_from: str | None,
     no_location_check: bool,
 ) -> None:
     """Write sitemaps from INPUT files (.txt, .csv, .jsonl, .xml, .xml.gz; - for stdin).
@@ -137,6 +150,10 @@ def write(
     separated URLs), alternates (hreflang=URL, space separated), news_name,
     news_language, news_publication_date, news_title, video_* (see the README).
     Files are staged and swapped in atomically; on invalid input nothing is published.
+
+    With --state FILE, runs are incremental: a row without lastmod gets the time its
+    content last changed (a content_hash column, --content-from DIR, or else the entry
+    itself), URLs keep their shard, and unchanged shard files keep their bytes and mtime.
     """
     try:
         writer = SitemapWriter(
@@ -150,6 +167,8 @@ def write(
             stylesheet=stylesheet,
             name=name,
             check_location=not no_location_check,
+            state=state,
+            content_from=content_from,
         )
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
@@ -188,6 +207,13 @@ def write(
         click.echo(
             f"sitemapkit: note: removed stale files of an earlier run: {', '.join(result.removed)}",
             err=True,
+        )
+    if result.changes:
+        c = result.changes
+        click.echo(
+            f"changes since the last run: {c['added']:,} added, {c['changed']:,} changed, "
+            f"{c['removed']:,} removed, {c['unchanged']:,} unchanged; rewritten: "
+            + (", ".join(result.rewritten) or "nothing")
         )
     if result.urls == 0:
         click.echo("sitemapkit: warning: no URLs in the input; wrote an empty sitemap", err=True)

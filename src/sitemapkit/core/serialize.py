@@ -153,11 +153,18 @@ def _news(n: News) -> str:
     )
 
 
-def url_entry(url: Url, *, keep_deprecated: bool = False) -> tuple[str, int]:
-    """One ``<url>`` line and the extension namespaces it uses (bit flags)."""
+def url_entry(
+    url: Url, *, keep_deprecated: bool = False, lastmod: str | bool | None = True
+) -> tuple[str, int]:
+    """One ``<url>`` line and the extension namespaces it uses (bit flags).
+
+    ``lastmod`` replaces the URL's own (``True``: keep it; ``None``: leave it out); the
+    value must already be in the writer's form (see ``format_lastmod``).
+    """
     s = f"<url><loc>{escape(url.loc)}</loc>"
-    if url.lastmod is not None:
-        s += f"<lastmod>{url.lastmod}</lastmod>"
+    stamp = url.lastmod if lastmod is True else lastmod
+    if stamp is not None and stamp is not False:
+        s += f"<lastmod>{stamp}</lastmod>"
     if url.changefreq is not None:
         s += f"<changefreq>{url.changefreq}</changefreq>"
     if url.priority is not None:

@@ -44,7 +44,10 @@ class Sink(Protocol):
     @property
     def format(self) -> str: ...
 
-    def add(self, url: Url | str) -> None: ...
+    @property
+    def incremental(self) -> bool: ...
+
+    def add(self, url: Url | str, *, content_hash: str | None = None) -> None: ...
 
     def resolve(self, loc: str) -> str: ...
 
@@ -76,9 +79,12 @@ _VIDEO_COLUMNS: Final = (
     "video_platform_allow",
     "video_platform_deny",
 )
+_VIDEO_SET: Final = frozenset(_VIDEO_COLUMNS)
+_NEWS_COLUMNS: Final = ("news_name", "news_language", "news_publication_date", "news_title")
 #: Every column a CSV input may have; ``loc`` is required.
 CSV_COLUMNS: Final = (
     *_BASIC,
+    "content_hash",
     "images",
     "alternates",
     "news_name",
@@ -293,7 +299,7 @@ def _csv_url(w: Sink, row: dict[str, str]) -> Url:
             raise InvalidValue("alternates", f"{tok!r} is not hreflang=URL")
         alternates.append(Alternate(lang, w.resolve(href)))
     news = None
-    if any(get(k) for k in ("news_name", "news_language", "news_publication_date", "news_title")):
+    if row.keys() & _NEWS_COLUMNS and any(get(k) for k in _NEWS_COLUMNS):
         news = News(
             get("news_name") or "",
             get("news_language") or "",
@@ -301,7 +307,7 @@ def _csv_url(w: Sink, row: dict[str, str]) -> Url:
             get("news_title") or "",
         )
     videos = []
-    if any(get(k) for k in _VIDEO_COLUMNS):
+    if row.keys() & _VIDEO_SET and any(get(k) for k in _VIDEO_COLUMNS):
         kw: dict[str, Any] = {}
         for k in _VIDEO_COLUMNS:
             v = get(k)
@@ -346,9 +352,14 @@ def _fail(exc: Exception, where: str, line: int, field: str | None = None) -> In
     return InputError(str(exc), where=where, line=line, field=field)
 
 
-def _add(w: Sink, build: Callable[[], Url], where: str, line: int) -> None:
+def _add(
+    w: Sink, build: Callable[[], Url], where: str, line: int, content_hash: str | None = None
+) -> None:
     try:
-        w.add(build())
+        if content_hash:
+            w.add(build(), content_hash=content_hash)
+        else:
+            w.add(build())
     except (ValueError, SitemapError) as exc:
         raise _fail(exc, where, line) from None
 
@@ -580,7 +591,7 @@ def _write_csv(
         )
     if len(set(columns)) != len(columns):
         raise InputError("a column name repeats in the header", where=where, line=1)
-    fast = _Fast(w, columns) if set(columns) <= set(_BASIC) else None
+    fast = _Fast(w, columns) if set(columns) <= set(_BASIC) and not w.incremental else None
     if fast is not None and path is not None and _is_big(stream):
         body_start = _body_start(path, head_line)
         if body_start is not None and _write_parallel(
@@ -727,7 +738,7 @@ def _csv_rows(
                 hint="quote values that contain commas",
             )
         rec = dict(zip(columns, row, strict=True))
-        _add(w, lambda rec=rec: _csv_url(w, rec), where, line)  # type: ignore[misc]
+        _add(w, lambda rec=rec: _csv_url(w, rec), where, line, rec.get("content_hash"))  # type: ignore[misc]
         done += 1
         if progress and not done % 10_000:
             progress(done)
@@ -738,7 +749,9 @@ def _write_txt(
     w: Sink, stream: BinaryIO, where: str, progress: Progress | None, path: str | None = None
 ) -> None:
     fast = _Fast(w, ["loc"])
-    if path is not None and _is_big(stream):
+    if w.incremental:
+        fast.format = lambda text: None  # type: ignore[method-assign]  # every URL via add()
+    if path is not None and _is_big(stream) and not w.incremental:
         with open(path, "rb") as fh:
             start = 3 if fh.read(3) == codecs.BOM_UTF8 else 0
         if _write_parallel(w, fast, ["loc"], path, where, start, progress):
@@ -786,7 +799,12 @@ def _write_jsonl(w: Sink, stream: BinaryIO, where: str, progress: Progress | Non
             continue
         if isinstance(obj.get("loc"), str):
             obj = {**obj, "loc": w.resolve(obj["loc"])}
-        _add(w, lambda obj=obj: Url.from_record(obj), where, n)  # type: ignore[misc]
+        digest = obj.pop("content_hash", None)
+        if digest is not None and not isinstance(digest, str):
+            raise InputError(
+                "content_hash must be a string", where=where, line=n, field="content_hash"
+            )
+        _add(w, lambda obj=obj: Url.from_record(obj), where, n, digest)  # type: ignore[misc]
         if progress and not n % 10_000:
             progress(n)
     return skipped
