@@ -16,6 +16,7 @@ from .core.model import (
     VideoRestriction,
 )
 from .core.serialize import dump, dumps
+from .diff import Change, Diff, DiffSummary, diff
 from .errors import (
     FetchError,
     InputError,
@@ -25,12 +26,16 @@ from .errors import (
     UnsafeXMLError,
 )
 from .reader import ReadReport, SourcedRecord, loads, read, read_file
+from .validate import ValidationReport, validate
 from .writer import FileInfo, SitemapWriter, WriteResult
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Alternate",
+    "Change",
+    "Diff",
+    "DiffSummary",
     "FetchError",
     "FileInfo",
     "Finding",
@@ -47,14 +52,17 @@ __all__ = [
     "SourcedRecord",
     "UnsafeXMLError",
     "Url",
+    "ValidationReport",
     "Video",
     "VideoPlatform",
     "VideoRestriction",
     "WriteResult",
     "__version__",
+    "diff",
     "dump",
     "dumps",
     "loads",
     "read",
     "read_file",
+    "validate",
 ]

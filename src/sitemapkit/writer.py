@@ -20,7 +20,7 @@ import hashlib
 import re
 from array import array
 from bisect import bisect_left
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import compress, islice
 from operator import eq
@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import Final, Literal
 
 from .core import limits
+from .core.finding import Finding
 from .core.model import Alternate, SitemapRef, Url
 from .core.serialize import (
     IMAGE,
@@ -116,6 +117,8 @@ class SitemapWriter:
     resolved against it and, with ``check_location`` (default), every loc must lie
     under it (sitemaps.org "Sitemap file location"). Use as a context manager: an
     exception inside the block publishes nothing and leaves earlier files intact.
+    ``check``, if given, is called with each staged file before anything is published; an
+    error finding it returns refuses the publish (``InputError``).
 
     >>> import tempfile, sitemapkit as sk
     >>> out = tempfile.mkdtemp()
@@ -146,6 +149,7 @@ class SitemapWriter:
         state: str | Path | None = None,
         content_from: str | Path | None = None,
         now: dt.datetime | None = None,
+        check: Callable[[Path], list[Finding]] | None = None,
     ) -> None:
         if not 1 <= max_urls <= limits.MAX_URLS:
             raise ValueError(f"max_urls must be 1..{limits.MAX_URLS:,}, not {max_urls}")
@@ -185,6 +189,7 @@ class SitemapWriter:
         self.name = name
         self.keep_deprecated = keep_deprecated
         self.check_location = check_location
+        self.check = check
         self.gzip_level = gzip_level
         when = now if now is not None else dt.datetime.now(dt.UTC)
         self.now = format_lastmod(when)
@@ -589,6 +594,7 @@ class SitemapWriter:
                 "which a text sitemap cannot hold; only their locs were written"
             )
         last = [i.name for i in indexes]
+        self._check_staged([*names, *last])
         self.result.removed = self._publisher.publish(names, last)
 
     def _write_indexes(
@@ -808,6 +814,24 @@ class SitemapWriter:
         self._shard_ns = {n: ld[3] for n, ld in loads.items() if ld[0]}
         return sorted(self._shard_ns)
 
+    def _check_staged(self, names: Iterable[str]) -> None:
+        """Run the ``check`` hook on each staged file; publish nothing if it finds errors."""
+        if self.check is None:
+            return
+        assert self._publisher is not None
+        errors = [
+            f
+            for name in names
+            for f in self.check(self._publisher.stage(name))
+            if f.severity == "error"
+        ]
+        if errors:
+            raise InputError(
+                f"the written sitemaps fail validation ({len(errors):,} errors, the first: "
+                f"{errors[0].rule} {errors[0].message}); nothing was published",
+                hint="fix the input, or write without --validate",
+            )
+
     def _finish_incremental(self) -> None:
         st = self._state
         assert st is not None
@@ -856,6 +880,7 @@ class SitemapWriter:
         self.result.indexes = [i.name for i in indexes]
         self.result.urls = sum(i.entries for i in infos)
         self.result.changes = st.counts()
+        self._check_staged([*(i.name for i in infos), *(i.name for i in indexes)])
         # The state first: if the publish below is cut short, the next run writes the
         # same files again (same state, same lastmods) and its journal completes it.
         st.commit(shard_state)

@@ -35,11 +35,20 @@ def cli() -> None:
 
 
 def _register() -> None:
+    from .diff import diff_cmd
     from .read import read_cmd
+    from .robots import robots_cmd
+    from .submit import submit
     from .write import write
 
     cli.add_command(write)
     cli.add_command(read_cmd)
+    cli.add_command(diff_cmd)
+    cli.add_command(robots_cmd)
+    cli.add_command(submit)
+    from .validate import validate_cmd
+
+    cli.add_command(validate_cmd)
 
 
 _register()

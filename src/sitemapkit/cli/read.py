@@ -14,7 +14,6 @@ import click
 from ..core.model import SitemapRef
 from ..errors import SitemapError
 from ..reader import ReadReport, SourcedRecord, read
-from .main import EXIT_INPUT, EXIT_UNREADABLE, report_error
 
 _COLUMNS = ("kind", "loc", "lastmod", "changefreq", "priority", "images", "alternates", "source")
 
@@ -96,6 +95,8 @@ def read_cmd(
     Exit codes: 0 read fully; 1 read with problems (findings on stderr, everything
     recoverable printed); 3 nothing could be read.
     """
+    from .main import EXIT_INPUT, EXIT_UNREADABLE, report_error
+
     report = ReadReport()
     out = sys.stdout.buffer
     seen = 0

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import sys
 import time
+from collections.abc import Callable
+from pathlib import Path
 
 import click
 
+from ..core.finding import Finding
 from ..errors import InputError
 from ..io.sources import write_inputs
 from ..writer import SitemapWriter, WriteResult
@@ -122,6 +126,13 @@ def _print_table(result: WriteResult, gzip: bool, elapsed: float) -> None:
     is_flag=True,
     help="Allow URLs outside --base-url (cross-submission via robots.txt).",
 )
+@click.option(
+    "--validate",
+    "validate_output",
+    is_flag=True,
+    help="Validate the written files (every offline rule, the XSD) before publishing; "
+    "publish nothing if they have errors.",
+)
 def write(
     inputs: tuple[str, ...],
     out: str,
@@ -136,6 +147,7 @@ def write(
     state: str | None,
     content_from: str | None,
     no_location_check: bool,
+    validate_output: bool,
 ) -> None:
     """Write sitemaps from INPUT files (.txt, .csv, .jsonl, .xml, .xml.gz; - for stdin).
 
@@ -169,6 +181,7 @@ def write(
             check_location=not no_location_check,
             state=state,
             content_from=content_from,
+            check=_validator(base_url) if validate_output else None,
         )
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
@@ -217,6 +230,23 @@ def write(
         )
     if result.urls == 0:
         click.echo("sitemapkit: warning: no URLs in the input; wrote an empty sitemap", err=True)
+
+
+def _validator(base_url: str) -> Callable[[Path], list[Finding]]:
+    """The ``--validate`` hook: one staged file against every offline rule, at its URL."""
+    from ..validate import validate
+
+    base = base_url if base_url.endswith("/") else base_url + "/"
+    now = dt.datetime.now(dt.UTC)
+
+    def check(path: Path) -> list[Finding]:
+        report = validate(path, published_at=base + path.name, follow=False, now=now)
+        for f in report.findings:
+            at = f"{path.name}:{f.line}" if f.line else path.name
+            click.echo(f"sitemapkit: {f.severity}: {at}: {f.rule} {f.message}", err=True)
+        return report.findings
+
+    return check
 
 
 __all__ = ["InputError", "write"]

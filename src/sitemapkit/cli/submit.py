@@ -1,0 +1,232 @@
+"""cli: ``sitemapkit submit indexnow``: notify IndexNow engines of added, changed, removed URLs.
+
+No "ping" command: the sitemap ping endpoints of Google (2023) and Bing (2022) are retired
+(``spec/DISCOVERY.md`` §2); list sitemaps in robots.txt (``sitemapkit robots``) instead.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import click
+
+from ..core.finding import Finding
+from ..core.indexnow import (
+    DEFAULT_ENDPOINT,
+    MAX_URLS_PER_REQUEST,
+    check_host,
+    check_key,
+    check_key_location,
+    iter_batches,
+    request_body,
+)
+from ..diff import Diff, diff
+from ..errors import SitemapError
+
+if TYPE_CHECKING:
+    from ..io.indexnow import BatchResult
+
+__all__ = ["submit"]
+
+
+@click.group("submit")
+def submit() -> None:
+    """Notify search engines of changed URLs (IndexNow)."""
+
+
+def _stdin_urls() -> Iterator[str]:
+    for raw in sys.stdin:
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            yield line
+
+
+def _diff_urls(changes: Diff) -> Iterator[str]:
+    # IndexNow: "submit … URLs that were added, updated or deleted"; deleted ones let
+    # the engines see the 404/410 sooner.
+    for change in changes:
+        yield change.loc
+
+
+def _print_findings(findings: list[Finding]) -> None:
+    for f in findings:
+        click.echo(f"sitemapkit: {f}", err=True)
+
+
+def _on_batch(br: BatchResult) -> None:
+    tries = f" (after {br.attempts} attempts)" if br.attempts > 1 else ""
+    click.echo(f"sitemapkit: batch {br.number}: {br.urls:,} URLs: {br.message}{tries}", err=True)
+
+
+@submit.command("indexnow")
+@click.argument("urls", nargs=-1, metavar="[URL]... | -")
+@click.option("--key", required=True, help="Your IndexNow key (8-128 of a-z, A-Z, 0-9, -).")
+@click.option("--host", required=True, help="The host whose URLs are submitted.")
+@click.option(
+    "--key-location",
+    metavar="URL",
+    help="URL of the key file when it is not https://HOST/KEY.txt; it must be on HOST and "
+    "then covers only the URLs in its folder.",
+)
+@click.option(
+    "--from-diff",
+    nargs=2,
+    metavar="OLD NEW",
+    help="Submit the URLs added, changed or removed from OLD to NEW (as `sitemapkit diff`).",
+)
+@click.option(
+    "--endpoint",
+    default=DEFAULT_ENDPOINT,
+    show_default=True,
+    metavar="URL",
+    help="The IndexNow endpoint (e.g. https://www.bing.com/indexnow); one engine shares "
+    "the URLs with the others.",
+)
+@click.option(
+    "--check-key",
+    "verify_key",
+    is_flag=True,
+    help="Fetch the key file first and submit nothing if it does not hold the key.",
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(1, MAX_URLS_PER_REQUEST),
+    default=MAX_URLS_PER_REQUEST,
+    show_default=True,
+    help="URLs per POST (the protocol allows at most 10,000).",
+)
+@click.option(
+    "--retries",
+    type=click.IntRange(min=0),
+    default=4,
+    show_default=True,
+    help="Retries of a batch on 429, 5xx or no answer, with exponential backoff.",
+)
+@click.option(
+    "--backoff",
+    type=click.FloatRange(min=0),
+    default=1.0,
+    show_default=True,
+    help="Seconds before the first retry; doubles each time. Retry-After wins.",
+)
+@click.option(
+    "--max-retry-after",
+    type=click.FloatRange(min=0),
+    default=120.0,
+    show_default=True,
+    help="Give up rather than wait longer than this many seconds.",
+)
+@click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True)
+@click.option("--dry-run", is_flag=True, help="Print each POST body (JSON lines); send nothing.")
+def indexnow(
+    urls: tuple[str, ...],
+    key: str,
+    host: str,
+    key_location: str | None,
+    from_diff: tuple[str, str] | None,
+    endpoint: str,
+    verify_key: bool,
+    batch_size: int,
+    retries: int,
+    backoff: float,
+    max_retry_after: float,
+    timeout: float,
+    dry_run: bool,
+) -> None:
+    """Submit URLs to IndexNow (Bing, Yandex, Naver, Seznam, Yep, …; not Google).
+
+    The URLs come from the arguments, from stdin (-, one per line), or from a diff of
+    two sitemap sets (--from-diff OLD NEW). Each URL must be on HOST (and in the key
+    file's folder with --key-location); others are left out and reported. They are
+    sent as JSON POSTs of up to 10,000 URLs; 429 and 5xx answers are retried with
+    backoff, honouring Retry-After; the first rejection (400, 403, 422) stops.
+
+    The engines verify the key by fetching https://HOST/KEY.txt (or --key-location),
+    a UTF-8 text file holding only the key. --check-key fetches it first.
+
+    \b
+    Examples:
+      sitemapkit submit indexnow --key 26ecd1ada8034912a62634cc4e3ddd7e \\
+          --host www.example.com https://www.example.com/new-page
+      sitemapkit read public/sitemap.xml --format urls | \\
+          sitemapkit submit indexnow --key KEY --host www.example.com -
+      sitemapkit submit indexnow --key KEY --host www.example.com --check-key \\
+          --from-diff old/ public/
+
+    Exit codes: 0 every batch received (200/202) or nothing to submit; 1 a batch was
+    rejected, a URL was left out, or the key file does not hold the key; 2 usage;
+    3 the endpoint could not be reached (or gave up after the retries).
+    """
+    from .main import EXIT_INPUT, EXIT_UNREADABLE, report_error  # main imports this module
+
+    if from_diff and urls:
+        raise click.UsageError("give URLs or --from-diff, not both")
+    if not from_diff and not urls:
+        raise click.UsageError("no URLs: give URLs, - for stdin, or --from-diff OLD NEW")
+    if "-" in urls and len(urls) > 1:
+        raise click.UsageError("- (stdin) cannot be combined with URL arguments")
+    if not endpoint.startswith(("https://", "http://")):
+        raise click.UsageError(f"--endpoint {endpoint!r} is not an http(s) URL")
+    changes: Diff | None = None
+    try:
+        host = check_host(host)
+        check_key(key)
+        if key_location is not None:
+            key_location = check_key_location(key_location, host)
+        source: Iterator[str]
+        if from_diff:
+            changes = diff(*from_diff, parallel=True)
+            source = _diff_urls(changes)
+        elif urls == ("-",):
+            source = _stdin_urls()
+        else:
+            source = iter(urls)
+        if dry_run:
+            findings: list[Finding] = []
+            out = sys.stdout.buffer
+            for batch in iter_batches(
+                source, host=host, key_location=key_location, size=batch_size, findings=findings
+            ):
+                out.write(request_body(host, key, batch, key_location) + b"\n")
+            out.flush()
+            _print_findings(findings)
+            if any(f.severity == "error" for f in findings):
+                sys.exit(EXIT_INPUT)
+            return
+        from ..io.indexnow import submit_indexnow  # httpx: imported only when sending
+
+        result = submit_indexnow(
+            source,
+            host=host,
+            key=key,
+            key_location=key_location,
+            endpoint=endpoint,
+            check_key_file=verify_key,
+            batch_size=batch_size,
+            retries=retries,
+            backoff=backoff,
+            max_retry_after=max_retry_after,
+            timeout=timeout,
+            on_batch=_on_batch,
+        )
+    except SitemapError as exc:
+        sys.exit(report_error(exc))
+    finally:
+        if changes is not None:
+            changes.close()
+    _print_findings(result.findings)
+    sent = len(result.batches)
+    if not sent and not result.findings:
+        click.echo("sitemapkit: nothing to submit", err=True)
+    else:
+        click.echo(
+            f"sitemapkit: {result.submitted:,} URLs received by {endpoint} "
+            f"in {sum(1 for b in result.batches if b.ok)} of {sent} batches",
+            err=True,
+        )
+    if result.stopped == "unreachable":
+        sys.exit(EXIT_UNREADABLE)
+    if not result.ok:
+        sys.exit(EXIT_INPUT)

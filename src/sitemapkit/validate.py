@@ -1,0 +1,675 @@
+"""Validating sitemaps: files, build folders, URLs and whole sets, against every offline rule.
+
+The edge that drives the pure validator (:mod:`sitemapkit.lint`): it reads files (or fetches
+URLs through a pluggable :class:`Fetcher`), feeds each document to the reader and the
+checks, runs the XSD and the structural checks on the parsed tree, places every finding on
+its line, and walks sitemap indexes into their children.
+
+Per document, two passes run side by side: the streaming reader with the entry checks (this
+thread) and the tree pass, which parses the uncompressed document with libxml2, validates it
+against the bundled schemas and runs the structural checks (a worker thread; libxml2 releases
+the GIL). The tree holds one document at a time, about six times its uncompressed size
+(≈ 300 MB for a 50 MiB file); documents over the reader's budget are read only up to it.
+Across a set, duplicate and hreflang checks keep a few dozen bytes per URL.
+
+A local build folder mirrors the site: a local index validated with its URL
+(``published_at``) finds each child whose URL lies under the index's directory URL at the
+matching path beside it; a child that is not there is noted as not checked.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import re
+import zlib
+from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final, Protocol
+from urllib.parse import unquote
+
+from lxml import etree
+
+from .core.finding import Finding, Severity
+from .core.parse import DEFAULT_MAX_BYTES, SitemapParser
+from .core.urls import Origin, iri_to_uri
+from .errors import FetchError, LimitError, SitemapError
+from .lint.checks import (
+    Context,
+    DocumentNode,
+    FileChecks,
+    SetChecks,
+    check_compression,
+    check_document,
+    normalize,
+    resolve_lines,
+)
+from .lint.report import ValidationReport, sort_findings
+from .lint.rules import RULES, expand_ids
+from .lint.schema import schema_findings
+
+__all__ = ["Fetched", "Fetcher", "HttpFetcher", "ValidationReport", "validate"]
+
+_CHUNK: Final = 1 << 20
+_SPACE: Final = b" \t\r\n"
+_BOM: Final = b"\xef\xbb\xbf"
+_UTF8_DECL: Final = re.compile(rb"encoding\s*=\s*[\"']utf-?8[\"']", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """A fetched document: final URL (after redirects), status, body as served (a gzip file
+    stays gzip; ``Content-Encoding`` removed) and its ``Last-Modified`` time, if any."""
+
+    url: str
+    status: int
+    body: bytes
+    modified: dt.datetime | None = None
+
+
+class Fetcher(Protocol):
+    """What the validator needs from the network: one URL's body, within a byte budget.
+
+    Implementations raise :class:`~sitemapkit.errors.FetchError` when there is no answer
+    at all (DNS, connection, timeout); an HTTP error status is an answer.
+    """
+
+    def fetch(self, url: str, *, max_bytes: int) -> Fetched: ...
+
+
+class HttpFetcher:
+    """A small synchronous :class:`Fetcher` on httpx: at most 5 redirects, a timeout, a
+    byte budget on the decoded body. (The async runner of :mod:`sitemapkit.io.fetch` is the
+    place for politeness, retries and caching; this is enough to validate a handful of URLs.)
+    """
+
+    def __init__(self, *, timeout: float = 30.0, user_agent: str | None = None) -> None:
+        self.timeout = timeout
+        self.user_agent = user_agent or "sitemapkit-validate"
+
+    def fetch(self, url: str, *, max_bytes: int) -> Fetched:
+        import httpx
+
+        try:
+            with (
+                httpx.Client(
+                    follow_redirects=True,
+                    max_redirects=5,
+                    timeout=self.timeout,
+                    headers={"User-Agent": self.user_agent},
+                ) as client,
+                client.stream("GET", url) as response,
+            ):
+                parts: list[bytes] = []
+                size = 0
+                for chunk in response.iter_bytes():
+                    parts.append(chunk)
+                    size += len(chunk)
+                    if size > max_bytes:
+                        break
+                modified = None
+                header = response.headers.get("last-modified")
+                if header:
+                    try:
+                        modified = email.utils.parsedate_to_datetime(header)
+                    except (TypeError, ValueError):
+                        modified = None
+                return Fetched(str(response.url), response.status_code, b"".join(parts), modified)
+        except httpx.HTTPError as exc:
+            raise FetchError(f"cannot fetch {url!r}: {exc}", where=url) from exc
+
+
+@dataclass(slots=True)
+class _Doc:
+    """One document to validate: a local file or a URL, and what it is known as."""
+
+    where: str
+    url: str | None
+    path: Path | None = None
+
+
+@dataclass(slots=True)
+class _Outcome:
+    kind: str | None = None
+    children: list[tuple[str, str | None, int | None]] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class _Scan:
+    """The tree pass of one document."""
+
+    root: etree._Element | None
+    kind: str | None
+    findings: list[Finding]
+
+
+class _Validator:
+    def __init__(
+        self,
+        *,
+        ctx: Context,
+        follow: bool,
+        fetcher: Fetcher | None,
+        max_sitemaps: int,
+        excerpts: bool,
+        max_bytes: int,
+        tree_max_bytes: int,
+    ) -> None:
+        self.ctx = ctx
+        self.tree_max_bytes = tree_max_bytes
+        self.follow = follow
+        self.fetcher = fetcher
+        self.max_sitemaps = max_sitemaps
+        self.want_excerpts = excerpts
+        self.max_bytes = max_bytes
+        self.report = ValidationReport()
+        self.shared = SetChecks()
+        self.visited: set[str] = set()
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sitemapkit-tree")
+
+    # -- the set ------------------------------------------------------------------------
+
+    def run(self, docs: list[_Doc]) -> ValidationReport:
+        try:
+            queue = list(docs)
+            while queue:
+                doc = queue.pop(0)
+                key = self._key(doc)
+                if key in self.visited:
+                    continue
+                if len(self.visited) >= self.max_sitemaps:
+                    self.report.not_checked.append(
+                        (
+                            doc.url or doc.where,
+                            f"the set has more than {self.max_sitemaps:,} sitemaps (max_sitemaps)",
+                        )
+                    )
+                    continue
+                self.visited.add(key)
+                outcome = self._one(doc)
+                if outcome is not None and outcome.kind == "sitemapindex" and self.follow:
+                    queue[0:0] = self._children(doc, outcome)
+        finally:
+            self.pool.shutdown()
+        report = self.report
+        report.findings.extend(self.shared.finish())
+        report.notes.extend(self.shared.notes)
+        report.findings = sort_findings(report.findings, report.files)
+        return report
+
+    def _key(self, doc: _Doc) -> str:
+        if doc.path is not None:
+            return "file:" + str(doc.path.resolve())
+        return "url:" + normalize(doc.url or doc.where)
+
+    def _children(self, doc: _Doc, outcome: _Outcome) -> list[_Doc]:
+        out: list[_Doc] = []
+        for child, _lastmod, _line in outcome.children:
+            if doc.path is None:
+                out.append(_Doc(child, child))
+                continue
+            local = _mirror(doc, child)
+            if isinstance(local, Path):
+                out.append(_Doc(_label(local), child, local))
+            elif self.fetcher is not None:
+                out.append(_Doc(child, child))
+            elif not self._known(child):
+                self.report.not_checked.append((child, local))
+        return out
+
+    def _known(self, url: str) -> bool:
+        return "url:" + normalize(url) in self.visited
+
+    # -- one document -------------------------------------------------------------------
+
+    def _read(self, doc: _Doc) -> tuple[bytes, dt.datetime | None, str | None] | None:
+        """(bytes, modified, URL) of a document, or None (reported) when it cannot be read."""
+        if doc.path is not None:
+            try:
+                with doc.path.open("rb") as fh:
+                    data = fh.read(self.max_bytes + 1)
+                    modified = dt.datetime.fromtimestamp(doc.path.stat().st_mtime, dt.UTC)
+            except OSError as exc:
+                self.report.unreadable.append((doc.where, exc.strerror or str(exc)))
+                return None
+            return data, modified, doc.url
+        if self.fetcher is None:
+            self.report.unreadable.append(
+                (doc.where, "validating a URL needs a fetcher; none was given")
+            )
+            return None
+        assert doc.url is not None
+        try:
+            got = self.fetcher.fetch(doc.url, max_bytes=self.max_bytes)
+        except FetchError as exc:
+            self.report.unreadable.append((doc.where, exc.message))
+            return None
+        if got.status != 200:
+            self.report.files.append(doc.where)
+            self.report.findings.append(
+                Finding(
+                    "SM012",
+                    _sev("SM012", self.ctx),
+                    f"Fetching the sitemap answered HTTP {got.status}, not 200; it cannot be read",
+                    doc.where,
+                )
+            )
+            return None
+        return got.body, got.modified, got.url
+
+    def _one(self, doc: _Doc) -> _Outcome | None:
+        read = self._read(doc)
+        if read is None:
+            return None
+        data, modified, url = read
+        if url is not None:
+            doc.url = url
+        where = doc.where
+        report = self.report
+        report.files.append(where)
+        ctx = Context(
+            url=doc.url,
+            now=self.ctx.now,
+            modified=modified,
+            allow=self.ctx.allow,
+            strict=self.ctx.strict,
+            future_tolerance=self.ctx.future_tolerance,
+        )
+        plain = _gunzip(data, self.max_bytes)
+        if len(plain) <= self.tree_max_bytes:
+            scan: Future[_Scan] = self.pool.submit(_tree_pass, plain, where, ctx)
+        else:
+            scan = Future()
+            scan.set_result(_Scan(None, None, []))
+            report.notes.append(
+                f"{where}: the XSD and structural checks were skipped: the document is larger "
+                f"than {self.tree_max_bytes:,} bytes (tree_max_bytes)"
+            )
+        parser = SitemapParser(source=where, base_url=doc.url, max_bytes=self.max_bytes)
+        fc = FileChecks(where, ctx, self.shared)
+        try:
+            for i in range(0, len(data), _CHUNK):
+                fc.add(parser.feed(data[i : i + _CHUNK]))
+            fc.add(parser.close())
+        except LimitError as exc:
+            report.notes.append(f"{where}: reading stopped: {exc.message}")
+        except SitemapError:
+            pass  # a fatal finding (HTML, unknown root, ZIP) ends the document; it is recorded
+        fc.finish()
+        tree = scan.result()
+        kind = parser.kind or tree.kind
+        own = _reader_findings(parser.findings, ctx)
+        if kind == "text":
+            own += check_document(None, plain, kind=kind, where=where, ctx=ctx)
+        own += check_compression(data[:2], doc.url or where, where=where)
+        own += _dedupe(tree.findings, own)
+        own = _drop_misbound(own)
+        wanted = [(p.loc, p.occurrence) for p in fc.pending]
+        wanted += [(p.see[0], p.see[1]) for p in fc.pending if p.see is not None]
+        wanted += [(a.loc, a.occurrence) for a in fc.alternates]
+        wanted += [(c, occ) for c, _, occ in fc.children]
+        lines = resolve_lines(wanted, root=tree.root, data=plain, kind=kind, base_url=doc.url)
+        own += [p.finding(where, lines) for p in fc.pending]
+        own += fc.findings
+        for a in fc.alternates:
+            a.line = lines.get((a.loc, a.occurrence))
+        children = [(c, lm, lines.get((c, occ))) for c, lm, occ in fc.children]
+        self.shared.add_document(
+            DocumentNode(where, normalize(doc.url) if doc.url else None, kind, children, fc.max_day)
+        )
+        report.findings.extend(own)
+        report.entries += parser.entries
+        if self.want_excerpts:
+            _excerpts(report, where, plain, own)
+        return _Outcome(kind, children)
+
+
+def _sev(rule: str, ctx: Context) -> Severity:
+    r = RULES[rule]
+    return "error" if ctx.strict and r.strict else r.severity
+
+
+def _reader_findings(findings: list[Finding], ctx: Context) -> list[Finding]:
+    """The reader's findings with the catalogue's severities.
+
+    The reader lowers or raises a few for its own purpose (a relative loc it could resolve
+    is a warning for reading; a too-long video title drops the video), validation reports
+    the catalogue's; ``--strict`` promotes the strict rules.
+    """
+    out = []
+    for f in findings:
+        sev = f.severity
+        if f.rule == "SM201":
+            sev = "error"
+        elif f.rule == "VID703":
+            sev = "warning"
+        if ctx.strict and RULES[f.rule].strict:
+            sev = "error"
+        out.append(f if sev == f.severity else _with_severity(f, sev))
+    return out
+
+
+def _with_severity(f: Finding, severity: Severity) -> Finding:
+    return Finding(f.rule, severity, f.message, f.where, f.line, f.column, f.loc)
+
+
+def _dedupe(candidates: list[Finding], known: list[Finding]) -> list[Finding]:
+    """Drop findings that repeat a known one: same rule on the same entry (or line).
+
+    The tree pass (XSD and structure) finds much of what the reader already reported; the
+    reader's findings win, then the structural checks', then the schema's.
+    """
+    by_loc = {(f.rule, f.loc) for f in known if f.loc is not None}
+    by_line = {(f.rule, f.line) for f in known if f.loc is None}
+    anywhere = {f.rule for f in known if f.loc is None and f.line is None}
+    misbound = [f.message for f in known if f.rule == "SM102"]
+    out: list[Finding] = []
+    for f in candidates:
+        if f.loc is not None and (f.rule, f.loc) in by_loc:
+            continue
+        if f.loc is None and ((f.rule, f.line) in by_line or f.rule in anywhere):
+            continue
+        if (
+            f.rule == "SM107"
+            and f.severity == "warning"
+            and any(_quoted_ns(f.message) in m for m in misbound)
+        ):
+            continue
+        out.append(f)
+        if f.loc is not None:
+            by_loc.add((f.rule, f.loc))
+        else:
+            by_line.add((f.rule, f.line))
+    return out
+
+
+def _drop_misbound(findings: list[Finding]) -> list[Finding]:
+    """An extension prefix bound to a wrong URI is SM102; "unknown namespace" says it twice."""
+    misbound = [f.message for f in findings if f.rule == "SM102"]
+    if not misbound:
+        return findings
+    return [
+        f
+        for f in findings
+        if not (
+            f.rule == "SM107"
+            and f.severity == "warning"
+            and any(_quoted_ns(f.message) in m for m in misbound)
+        )
+    ]
+
+
+def _quoted_ns(message: str) -> str:
+    start = message.find("'http")
+    if start < 0:
+        return "\0"
+    end = message.find("'", start + 1)
+    return message[start : end + 1]
+
+
+def _tree_pass(plain: bytes, where: str, ctx: Context) -> _Scan:
+    """Parse the uncompressed XML document once: structural checks, then the XSD."""
+    text = _xml_text(plain)
+    if text is None:
+        return _Scan(None, None, [])
+    parser = etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        huge_tree=False,
+        remove_blank_text=True,
+        remove_comments=True,
+        remove_pis=True,
+    )
+    try:
+        root = etree.fromstring(text, parser)
+    except etree.XMLSyntaxError:
+        # The reader reports why. A recovered tree still places the findings of the
+        # records read before the damage (values past it may be mangled: no checks).
+        recover = etree.XMLParser(
+            resolve_entities=False, no_network=True, load_dtd=False, recover=True
+        )
+        try:
+            damaged = etree.fromstring(text, recover)
+        except etree.XMLSyntaxError:
+            damaged = None
+        if damaged is None:
+            return _Scan(None, None, [])
+        return _Scan(damaged, _kind(damaged), [])
+    kind = _kind(root)
+    findings = check_document(root, text, kind=kind, where=where, ctx=ctx)
+    findings += _dedupe(
+        schema_findings(root.getroottree(), source=text, where=where, strict=ctx.strict),
+        findings,
+    )
+    return _Scan(root, kind, findings)
+
+
+def _kind(root: etree._Element) -> str | None:
+    tag = root.tag if isinstance(root.tag, str) else ""
+    local = tag.rsplit("}", 1)[-1]
+    return {"urlset": "urlset", "sitemapindex": "sitemapindex", "rss": "rss", "feed": "atom"}.get(
+        local
+    )
+
+
+def _xml_text(plain: bytes) -> bytes | None:
+    """The document as libxml2 should see it, or None when it is not XML.
+
+    Whitespace before the XML declaration (SM003, reported by the reader) would stop
+    libxml2, so the declaration is blanked out, keeping the lines where they are.
+    """
+    head = plain[:3]
+    body = plain[3:] if head == _BOM else plain
+    stripped = body.lstrip(_SPACE)
+    if not stripped.startswith(b"<"):
+        return None
+    if len(stripped) < len(body) and stripped.startswith(b"<?xml"):
+        end = stripped.find(b"?>")
+        if end < 0:
+            return None
+        decl = stripped[: end + 2]
+        if b"encoding" in decl and not _UTF8_DECL.search(decl):
+            return None
+        skipped = body[: len(body) - len(stripped)] + decl
+        return b"\n" * skipped.count(b"\n") + stripped[end + 2 :]
+    return plain
+
+
+def _gunzip(data: bytes, limit: int) -> bytes:
+    """The uncompressed document (up to ``limit`` + 1 bytes); corrupt gzip gives what it can."""
+    if data[:2] != b"\x1f\x8b":
+        return data[: limit + 1]
+    out: list[bytes] = []
+    size = 0
+    rest = data
+    while rest[:2] == b"\x1f\x8b" and size <= limit:
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        try:
+            piece = d.decompress(rest, limit + 1 - size)
+        except zlib.error:
+            break
+        out.append(piece)
+        size += len(piece)
+        if not d.eof:
+            break
+        rest = d.unused_data.lstrip(b"\x00")
+    return b"".join(out)
+
+
+def _excerpts(report: ValidationReport, where: str, plain: bytes, findings: list[Finding]) -> None:
+    wanted = sorted({f.line for f in findings if f.line})
+    if not wanted:
+        return
+    lines = plain.split(b"\n", wanted[-1])
+    for n in wanted:
+        if n <= len(lines):
+            raw = lines[n - 1]
+            if len(raw) > 4096:
+                raw = raw[:4096]
+            report.excerpts[(where, n)] = raw.decode("utf-8", "replace").rstrip("\r")
+
+
+def _label(path: Path) -> str:
+    return str(path)
+
+
+def _mirror(doc: _Doc, child: str) -> Path | str:
+    """The local file of ``child`` beside a local index, or why there is none."""
+    if doc.url is None or doc.path is None:
+        return "the index's URL is unknown; give --published-at to find children locally"
+    try:
+        base = Origin.of(iri_to_uri(doc.url))
+        target = Origin.of(iri_to_uri(child))
+    except ValueError:
+        return "not an absolute URL"
+    directory = base.path[: base.path.rfind("/") + 1]
+    if (target.scheme, target.host, target.port) != (base.scheme, base.host, base.port):
+        return "outside the local build folder (another site)"
+    if not target.path.startswith(directory):
+        return "outside the local build folder (above the index's directory)"
+    if "?" in child or child.endswith("/"):
+        return "not a file URL"
+    relative = unquote(target.path[len(directory) :])
+    folder = doc.path.parent
+    local = folder.joinpath(*relative.split("/"))
+    try:
+        local.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return "outside the local build folder"
+    if not local.is_file():
+        return f"no local file {_label(local)}"
+    return local
+
+
+def _documents(
+    targets: Sequence[str | Path], published_at: Sequence[str]
+) -> tuple[list[_Doc], list[str]]:
+    """The documents of the targets, with their URLs; and usage problems, if any."""
+    problems: list[str] = []
+    local = [t for t in targets if not _is_url(t)]
+    if len(published_at) > 1 and len(published_at) != len(local):
+        problems.append(
+            f"{len(published_at)} --published-at URLs for {len(local)} local files; give one "
+            "(for the first file, the others are placed relative to it) or one per file"
+        )
+        return [], problems
+    docs: list[_Doc] = []
+    anchor: tuple[Path, str] | None = None
+    k = 0
+    for target in targets:
+        if _is_url(target):
+            text = str(target)
+            docs.append(_Doc(text, text))
+            continue
+        path = Path(target)
+        url: str | None = None
+        if len(published_at) > 1:
+            url = published_at[k]
+        elif published_at and k == 0:
+            url = published_at[0]
+            anchor = (path.parent, url)
+        elif anchor is not None:
+            url = _relative_url(anchor, path)
+        k += 1
+        docs.append(_Doc(str(target), url, path))
+    return docs, problems
+
+
+def _relative_url(anchor: tuple[Path, str], path: Path) -> str | None:
+    folder, url = anchor
+    try:
+        relative = path.resolve().relative_to(folder.resolve())
+    except ValueError:
+        return None
+    base = url[: url.rfind("/") + 1]
+    return base + "/".join(relative.parts)
+
+
+def _is_url(target: str | Path) -> bool:
+    text = str(target)
+    return "://" in text[:12] and not Path(text).exists()
+
+
+def validate(
+    target: str | Path | Sequence[str | Path],
+    *,
+    published_at: str | Sequence[str] | None = None,
+    allow_hosts: Iterable[str] = (),
+    strict: bool = False,
+    select: Iterable[str] | None = None,
+    ignore: Iterable[str] = (),
+    now: dt.datetime | None = None,
+    follow: bool = True,
+    fetcher: Fetcher | None = None,
+    max_sitemaps: int = 10_000,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    tree_max_bytes: int = DEFAULT_MAX_BYTES,
+    excerpts: bool = False,
+) -> ValidationReport:
+    """Validate sitemap files or URLs, and every child of the indexes among them.
+
+    ``target`` is a path, a URL, or a list of them, validated as one set (set-level rules:
+    nested indexes, cycles, duplicates across files, hreflang reciprocity). ``published_at``
+    is the URL a local file is (or will be) published at: the location rules need it, and
+    a local index finds its children beside it. ``allow_hosts`` waives the location rules
+    for other hosts (cross-submission, SM214). ``select``/``ignore`` take rule ids or
+    prefixes (``SM2``); SM404 runs only when selected. ``now`` (aware) is the time the date
+    heuristics compare with (default: the current time, read once). URLs are fetched with
+    ``fetcher`` (default: :class:`HttpFetcher`); ``follow=False`` validates the targets
+    only. ``excerpts`` keeps each finding's source line for the text report.
+
+    Memory: each document is read whole (at most ``max_bytes`` after decompression, the
+    reader's budget), and the XSD and structural checks hold its parsed tree, about 6-10
+    times its size; documents over ``tree_max_bytes`` skip those checks (noted in the
+    report). Across a set, the duplicate and hreflang checks keep about 100 bytes per URL
+    (up to 5,000,000 URLs).
+
+    Never stops at the first problem and never raises for bad input: what is wrong is in
+    the report (``findings``, ``unreadable``, ``not_checked``). Raises ``ValueError`` for
+    bad arguments (an unknown rule id, mismatched ``published_at``).
+
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "sitemap.xml")
+    >>> _ = open(path, "w").write('<?xml version="1.0" encoding="UTF-8"?>\\n'
+    ...     '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\\n'
+    ...     '<url><loc>https://example.com/shop/a</loc><lastmod>2024/05/01</lastmod></url>\\n'
+    ...     '</urlset>\\n')
+    >>> report = validate(path, published_at="https://example.com/sitemap.xml")
+    >>> [(f.rule, f.line) for f in report.findings]
+    [('SM301', 3)]
+    """
+    targets: list[str | Path] = [target] if isinstance(target, (str, Path)) else list(target)
+    urls = [published_at] if isinstance(published_at, str) else list(published_at or ())
+    selected = expand_ids(select) if select is not None else None
+    ignored = expand_ids(ignore)
+    docs, problems = _documents(targets, urls)
+    if problems:
+        raise ValueError(problems[0])
+    if now is None:
+        now = dt.datetime.now(dt.UTC)
+    elif now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    hosts = tuple(h.strip() for h in allow_hosts if h.strip())
+    ctx = Context(now=now, allow=hosts, strict=strict)
+    if fetcher is None and any(d.path is None for d in docs):
+        fetcher = HttpFetcher()
+    validator = _Validator(
+        ctx=ctx,
+        follow=follow,
+        fetcher=fetcher,
+        max_sitemaps=max_sitemaps,
+        excerpts=excerpts,
+        max_bytes=max_bytes,
+        tree_max_bytes=tree_max_bytes,
+    )
+    report = validator.run(docs)
+    report.findings = [
+        f
+        for f in report.findings
+        if f.rule not in ignored
+        and (f.rule in selected if selected is not None else RULES[f.rule].default)
+    ]
+    return report

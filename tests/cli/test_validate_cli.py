@@ -1,0 +1,369 @@
+"""``sitemapkit validate``: exit codes, rule selection, formats, build folders, URLs; and
+``write --validate``, which refuses to publish output that fails validation."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import http.server
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from lxml import etree
+
+import sitemapkit as sk
+from sitemapkit.cli.main import main
+from sitemapkit.core.finding import Finding
+from sitemapkit.errors import InputError
+
+HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
+NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+
+
+def urlset(*rows: str) -> str:
+    return HEAD + f"<urlset {NS}>\n" + "".join(f"  {r}\n" for r in rows) + "</urlset>\n"
+
+
+def index(*locs: str) -> str:
+    rows = "".join(
+        f"  <sitemap><loc>{loc}</loc><lastmod>2024-05-01</lastmod></sitemap>\n" for loc in locs
+    )
+    return HEAD + f"<sitemapindex {NS}>\n" + rows + "</sitemapindex>\n"
+
+
+def url(loc: str, extra: str = "") -> str:
+    return f"<url><loc>{loc}</loc>{extra}</url>"
+
+
+def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(["validate", *args])
+    out, err = capsys.readouterr()
+    return int(info.value.code or 0), out, err
+
+
+@pytest.fixture
+def clean(tmp_path: Path) -> Path:
+    path = tmp_path / "sitemap.xml"
+    path.write_text(urlset(url("https://example.com/a"), url("https://example.com/b")))
+    return path
+
+
+@pytest.fixture
+def mixed(tmp_path: Path) -> Path:
+    """An error (SM301, line 4) and a warning (SM208, line 5)."""
+    path = tmp_path / "mixed.xml"
+    path.write_text(
+        urlset(
+            url("https://example.com/a"),
+            url("https://example.com/b", "<lastmod>2024/05/01</lastmod>"),
+            url("https://example.com/c#top"),
+        )
+    )
+    return path
+
+
+def test_clean_file_exits_0(clean: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = cli([str(clean)], capsys)
+    assert (code, err) == (0, "")
+    assert out == "1 sitemap, 2 entries: no problems found\n"
+
+
+def test_findings_exit_1_grouped_with_the_source_line(
+    mixed: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = cli([str(mixed)], capsys)
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == str(mixed)
+    assert "error    SM301  Invalid <lastmod> '2024/05/01'" in lines[1]
+    assert lines[1].split()[0] == "4"
+    assert lines[2].split("|", 1)[1].strip() == (
+        "<url><loc>https://example.com/b</loc><lastmod>2024/05/01</lastmod></url>"
+    )
+    assert "warning  SM208" in lines[3]
+    assert lines[-1] == "1 sitemap, 3 entries: 1 error, 1 warning (SM208 ×1, SM301 ×1)"
+    assert "\x1b[" not in out  # not a terminal: no colour
+
+
+def test_fail_on_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.xml"
+    path.write_text(urlset(url("https://example.com/guide#top")))
+    assert cli([str(path)], capsys)[0] == 0
+    assert cli([str(path), "--fail-on", "warning"], capsys)[0] == 1
+
+
+def test_select_and_ignore(mixed: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli([str(mixed), "--ignore", "SM301"], capsys)
+    assert code == 0 and "SM301" not in out and "SM208" in out
+    code, out, _ = cli([str(mixed), "--select", "SM2"], capsys)
+    assert code == 0 and "SM301" not in out and "SM208" in out
+    code, out, _ = cli([str(mixed), "--select", "SM301,SM208", "--ignore", "SM208"], capsys)
+    assert code == 1 and "SM208" not in out
+    code, _, err = cli([str(mixed), "--select", "XX9"], capsys)
+    assert code == 2 and "'XX9' names no rule" in err
+
+
+def test_off_by_default_rule_runs_when_selected(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.xml"
+    path.write_text(urlset(url("https://example.com/a", "<changefreq>daily</changefreq>")))
+    assert "SM404" not in cli([str(path)], capsys)[1]
+    assert "SM404" in cli([str(path), "--select", "SM404"], capsys)[1]
+
+
+def test_strict_promotes_marked_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.xml"
+    path.write_text(
+        urlset("<url><lastmod>2024-05-01</lastmod><loc>https://example.com/</loc></url>")
+    )
+    code, out, _ = cli([str(path)], capsys)
+    assert code == 0 and "warning  SM105" in out
+    code, out, _ = cli([str(path), "--strict"], capsys)
+    assert code == 1 and "error    SM105" in out
+
+
+def test_unreadable_target_exits_3(clean: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli([str(clean), str(clean.parent / "missing.xml")], capsys)
+    assert code == 3
+    assert "could not read" in out and "missing.xml" in out
+
+
+def test_usage_errors_exit_2(clean: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli([], capsys)[0] == 2
+    assert cli([str(clean), "--format", "yaml"], capsys)[0] == 2
+    code, _, err = cli(
+        [
+            str(clean),
+            str(clean),
+            "--published-at",
+            "https://a.example/",
+            "--published-at",
+            "https://b.example/",
+            "--published-at",
+            "https://c.example/",
+        ],
+        capsys,
+    )
+    assert code == 2 and "--published-at" in err
+
+
+def test_location_rules_need_the_url(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "sitemap.xml"
+    path.write_text(urlset(url("https://example.com/a"), url("https://other.example.org/b")))
+    assert cli([str(path)], capsys)[0] == 0  # no URL: the location rules cannot apply
+    code, out, _ = cli([str(path), "--published-at", "https://example.com/sitemap.xml"], capsys)
+    assert code == 1 and "SM210" in out and "other.example.org" in out
+    code, out, _ = cli(
+        [
+            str(path),
+            "--published-at",
+            "https://example.com/sitemap.xml",
+            "--allow-host",
+            "other.example.org",
+        ],
+        capsys,
+    )
+    assert code == 0 and "SM210" not in out
+
+
+@pytest.fixture
+def build(tmp_path: Path) -> Path:
+    """A build folder: an index, two children present (one gzip, one in a subfolder with an
+    error), one missing, one on another site."""
+    public = tmp_path / "public"
+    (public / "news").mkdir(parents=True)
+    (public / "sitemap.xml").write_text(
+        index(
+            "https://example.com/sitemap-1.xml",
+            "https://example.com/sitemap-2.xml.gz",
+            "https://example.com/news/sitemap.xml",
+            "https://example.com/sitemap-3.xml",
+        )
+    )
+    (public / "sitemap-1.xml").write_text(urlset(url("https://example.com/a")))
+    (public / "sitemap-2.xml.gz").write_bytes(
+        gzip.compress(urlset(url("https://example.com/b"), url("https://example.com/a")).encode())
+    )
+    (public / "news" / "sitemap.xml").write_text(
+        urlset(url("https://example.com/news/1", "<lastmod>2024-13-01</lastmod>"))
+    )
+    return public
+
+
+def test_build_folder_is_checked_as_a_set(build: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    index_path = build / "sitemap.xml"
+    code, out, _ = cli(
+        [str(index_path), "--published-at", "https://example.com/sitemap.xml"], capsys
+    )
+    assert code == 1
+    assert f"{build / 'news' / 'sitemap.xml'}\n" in out
+    assert "SM304" in out  # the error is in the child in news/
+    assert "SM215" in out and "also listed in" in out  # /a is in two children
+    assert (
+        "note: not checked: https://example.com/sitemap-3.xml "
+        f"(no local file {build / 'sitemap-3.xml'})" in out
+    )
+    assert out.splitlines()[-1].startswith("4 sitemaps, 8 entries: 1 error, 1 warning")
+    assert out.splitlines()[-1].endswith("; 1 not checked")
+
+
+def test_build_folder_json(build: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (build / "news" / "sitemap.xml").write_text(urlset(url("https://example.com/news/1")))
+    code, out, _ = cli(
+        [
+            str(build / "sitemap.xml"),
+            "--published-at",
+            "https://example.com/sitemap.xml",
+            "--format",
+            "json",
+            "--ignore",
+            "SM215",
+        ],
+        capsys,
+    )
+    assert code == 0  # a missing child is noted, not an error
+    doc = json.loads(out)
+    assert doc["findings"] == []
+    assert doc["summary"]["files"] == 4
+    assert doc["summary"]["not_checked"][0]["sitemap"] == "https://example.com/sitemap-3.xml"
+
+
+def test_child_outside_the_folder_is_an_error_and_not_checked(
+    build: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (build / "sitemap.xml").write_text(index("https://cdn.example.net/sitemap-9.xml"))
+    code, out, _ = cli(
+        [str(build / "sitemap.xml"), "--published-at", "https://example.com/sitemap.xml"], capsys
+    )
+    assert code == 1 and "SM504" in out
+    assert "not checked: https://cdn.example.net/sitemap-9.xml (outside the local" in out
+
+
+def test_several_targets_are_one_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a, b = tmp_path / "a.xml", tmp_path / "b.xml"
+    a.write_text(urlset(url("https://example.com/x")))
+    b.write_text(urlset(url("https://example.com/x")))
+    code, out, _ = cli([str(a), str(b)], capsys)
+    assert code == 0
+    assert f"Duplicate URL 'https://example.com/x', also listed in {a}" in out
+
+
+def test_output_formats(mixed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli([str(mixed), "--format", "json"], capsys)
+    doc = json.loads(out)
+    assert code == 1 and [f["rule"] for f in doc["findings"]] == ["SM301", "SM208"]
+    report = sk.validate(mixed)
+    assert doc["summary"] == report.summary()
+    code, out, _ = cli([str(mixed), "--format", "junit"], capsys)
+    assert etree.fromstring(out.encode()).get("failures") == "1"
+    code, out, _ = cli([str(mixed), "--format", "sarif"], capsys)
+    sarif = json.loads(out)
+    assert sarif["version"] == "2.1.0" and len(sarif["runs"][0]["results"]) == 2
+    assert sarif["runs"][0]["tool"]["driver"]["version"] == sk.__version__
+    code, out, _ = cli([str(mixed), "--format", "github"], capsys)
+    assert out.splitlines()[0].startswith(f"::error file={mixed},line=4,title=SM301::")
+    target = tmp_path / "report.sarif"
+    code, out, _ = cli([str(mixed), "--format", "sarif", "-o", str(target)], capsys)
+    assert code == 1 and out == "" and json.loads(target.read_text())["version"] == "2.1.0"
+
+
+# -- URLs ----------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    root = tmp_path / "www"
+    root.mkdir()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
+    handler.log_message = lambda *a: None  # type: ignore[attr-defined]
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}", root
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def test_url_target_and_its_children_are_fetched(
+    server: tuple[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    base, root = server
+    (root / "sitemap.xml").write_text(index(f"{base}/pages.xml", f"{base}/gone.xml"))
+    (root / "pages.xml").write_text(urlset(url(f"{base}/a"), url("https://example.com/b")))
+    code, out, _ = cli([f"{base}/sitemap.xml"], capsys)
+    assert code == 1
+    assert "SM210" in out and "'https://example.com/b' is on host 'example.com'" in out
+    assert f"{base}/gone.xml\n" in out and "SM012" in out and "HTTP 404" in out
+
+
+def test_url_that_cannot_be_fetched_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = cli(["http://127.0.0.1:9/sitemap.xml"], capsys)
+    assert code == 3 and "could not read" in out
+
+
+# -- write --validate ----------------------------------------------------------------------
+
+
+def test_write_validate_publishes_clean_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    urls = tmp_path / "urls.txt"
+    urls.write_text("https://example.com/a\nhttps://example.com/b\n")
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as info:
+        main(
+            ["write", str(urls), "-o", str(out), "--base-url", "https://example.com/", "--validate"]
+        )
+    assert info.value.code == 0
+    assert (out / "sitemap.xml").is_file()
+
+
+def test_write_validate_refuses_to_publish_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    urls = tmp_path / "urls.txt"
+    urls.write_text("https://example.com/a\nhttps://other.example.org/b\n")
+    out = tmp_path / "out"
+    with pytest.raises(SystemExit) as info:
+        main(
+            [
+                "write",
+                str(urls),
+                "-o",
+                str(out),
+                "--base-url",
+                "https://example.com/",
+                "--no-location-check",
+                "--validate",
+            ]
+        )
+    _, err = capsys.readouterr()
+    assert info.value.code == 1
+    assert "SM210" in err and "nothing was published" in err
+    assert not (out / "sitemap.xml").exists()
+
+
+def test_writer_check_hook_runs_before_publishing(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def check(path: Path) -> list[Finding]:
+        seen.append(path.name)
+        assert path.is_file() and not (tmp_path / "out" / path.name).exists()
+        return [Finding("SM301", "error", "Invalid lastmod", str(path), 3)]
+
+    writer = sk.SitemapWriter(tmp_path / "out", base_url="https://example.com/", check=check)
+    with pytest.raises(InputError, match="SM301 Invalid lastmod"), writer:
+        writer.add(sk.Url("https://example.com/a"))
+    assert seen == ["sitemap.xml"]
+    assert not (tmp_path / "out" / "sitemap.xml").exists()
+    ok = sk.SitemapWriter(tmp_path / "ok", base_url="https://example.com/", check=lambda p: [])
+    with ok:
+        ok.add(sk.Url("https://example.com/a"))
+    assert (tmp_path / "ok" / "sitemap.xml").is_file()

@@ -1,0 +1,274 @@
+"""The rule catalogue (lint/rules.py) and the fixture corpus of tests/data.
+
+Conventions of the corpus:
+
+* ``invalid/<ID>-*.xml`` must yield rule ID and no other rule. The offending lines end with the
+  comment ``<!-- ID -->`` (the name carries ``-L<n>`` where no comment can go, e.g. a text
+  sitemap); a fixture without either yields findings without a line (file-level rules).
+* A fixture is validated as published at the origin of its first ``<loc>`` plus its own file
+  name, unless it says ``<!-- published-at: URL -->``; ``<!-- targets: a.xml … -->`` adds more
+  targets (relative to the fixture). "Now" is 2024-06-01T12:00:00Z.
+* ``valid/*.xml`` and ``valid/*.txt`` yield no error, and the rules they name in
+  ``<!-- passes: … -->`` (or in their file name) do not fire: that is each rule's passing
+  fixture.
+* Failing inputs too large to keep as files (50,001 URLs, more than 50 MiB, …) are generated
+  here (``GENERATED``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sitemapkit.core import parse
+from sitemapkit.lint import checks, schema
+from sitemapkit.lint.rules import RULES, expand_ids
+from sitemapkit.validate import ValidationReport, validate
+
+DATA = Path(__file__).parent.parent / "data"
+INVALID = sorted((DATA / "invalid").glob("*.xml"))
+VALID = sorted([*(DATA / "valid").glob("*.xml"), *(DATA / "valid").glob("*.txt")])
+NOW = dt.datetime(2024, 6, 1, 12, tzinfo=dt.UTC)
+RULE_ID = re.compile(r"\b(?:SM|IMG|VID|NEWS|HRE)[0-9]{3}\b")
+
+#: Rules without an offline check, and why (RULES.md marks them online or as a waiver).
+EXEMPT = {
+    "SM012": "online: the sitemap URL's fetch status and robots.txt",
+    "SM214": "a waiver of SM210-SM213/SM504/SM505, applied through --allow-host",
+    "SM217": "online: status, redirects and robots.txt of every listed URL",
+    "VID718": "online: the thumbnail image's pixel size",
+    "VID719": "online: robots.txt and logins for video and thumbnail URLs",
+    "HRE908": "online: canonical/redirect status of alternates",
+}
+
+
+def _run(path: Path, **kw: object) -> ValidationReport:
+    text = path.read_bytes().decode("utf-8", "replace")
+    explicit = re.search(r"<!-- published-at: (\S+) -->", text)
+    if explicit:
+        published = explicit.group(1)
+    else:
+        loc = re.search(r"<loc>\s*(?:<!\[CDATA\[)?([a-z]+://[^/<\s]*)", text) or re.search(
+            r"^([a-z]+://[^/\s]*)", text, re.M
+        )
+        published = (loc.group(1) if loc else "https://example.com") + "/" + path.name
+    targets: list[str | Path] = [path]
+    extra = re.search(r"<!-- targets: ([^>]*) -->", text)
+    if extra:
+        targets += [path.parent / name for name in extra.group(1).split()]
+    return validate(targets, published_at=published, now=NOW, **kw)  # type: ignore[arg-type]
+
+
+def _selection(rule: str) -> list[str] | None:
+    """Default rules, plus ``rule`` when it is off by default (SM404)."""
+    if RULES[rule].default:
+        return None
+    return [r.id for r in RULES.values() if r.default or r.id == rule]
+
+
+def _markers(path: Path, rule: str) -> set[tuple[str, int]]:
+    out = set()
+    m = re.search(r"-L([0-9]+)-", path.name)
+    if m and path.name.startswith(rule):
+        out.add((str(path), int(m.group(1))))
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return out
+    for n, line in enumerate(text.splitlines(), 1):
+        if f"<!-- {rule} -->" in line:
+            out.add((str(path), n))
+    return out
+
+
+# -- the catalogue --------------------------------------------------------------------------
+
+
+def test_catalogue_has_every_block_of_rules_md() -> None:
+    assert len(RULES) == 105  # every id of spec/RULES.md
+    prefixes = {rid.rstrip("0123456789") + rid[len(rid.rstrip("0123456789"))] for rid in RULES}
+    assert prefixes == {"SM0", "SM1", "SM2", "SM3", "SM4", "SM5", "IMG6", "VID7", "NEWS8", "HRE9"}
+    for rule in RULES.values():
+        assert rule.severity in ("error", "warning")
+        assert re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", rule.slug), rule.id
+        assert rule.summary.endswith(".") and rule.source, rule.id
+    slugs = [r.slug for r in RULES.values()]
+    assert len(set(slugs)) == len(slugs)
+
+
+def test_severities_and_strict_marks_follow_rules_md() -> None:
+    strict = {r.id for r in RULES.values() if r.strict}
+    assert strict == {"SM105", "SM302", "SM303", "SM505", "VID703", "VID715"}
+    assert {r.id for r in RULES.values() if not r.default} == {"SM404"}
+    for rid in ("SM002", "SM106", "SM205", "SM305", "SM306", "SM307", "SM405", "NEWS806"):
+        assert RULES[rid].severity == "warning", rid
+    for rid in ("SM001", "SM004", "SM110", "SM201", "SM210", "SM301", "SM502", "HRE905"):
+        assert RULES[rid].severity == "error", rid
+
+
+def test_exemptions_are_explicit() -> None:
+    assert {r.id for r in RULES.values() if r.exempt} == set(EXEMPT)
+    for rid in EXEMPT:
+        assert not RULES[rid].checked_by, rid
+
+
+def test_every_rule_has_a_check() -> None:
+    parser_rules = set(parse._SEVERITY)
+    for rule in RULES.values():
+        if rule.exempt:
+            continue
+        assert rule.checked_by, rule.id
+        for where in rule.checked_by:
+            if where == "parse":
+                assert rule.id in parser_rules, f"{rule.id}: the reader does not report it"
+            elif where == "schema":
+                assert rule.id in schema.MAPPED, f"{rule.id}: no XSD error maps onto it"
+            else:
+                assert rule.id in checks.CHECKED, f"{rule.id}: no check decides it"
+    # and nothing decides a rule the catalogue does not know
+    assert set(checks.CHECKED) <= set(RULES)
+    assert set(schema.MAPPED) - set(RULES) == set()
+
+
+def _claims() -> dict[str, list[Path]]:
+    out: dict[str, list[Path]] = {}
+    for path in VALID:
+        text = path.read_text(encoding="utf-8")
+        named = set(RULE_ID.findall(path.name))
+        for block in re.findall(r"passes:([^>]*)-->", text):
+            named |= set(RULE_ID.findall(block))
+        for rid in named:
+            out.setdefault(rid, []).append(path)
+    return out
+
+
+def test_every_rule_has_a_failing_and_a_passing_fixture() -> None:
+    failing = {p.name.split("-", 1)[0] for p in INVALID} | set(GENERATED)
+    passing = set(_claims())
+    for rule in RULES.values():
+        if rule.exempt:
+            continue
+        assert rule.id in failing, f"{rule.id}: no tests/data/invalid/{rule.id}-*.xml"
+        assert rule.id in passing, f"{rule.id}: no valid fixture claims it"
+    assert failing <= set(RULES)
+
+
+def test_expand_ids() -> None:
+    assert expand_ids(["SM3"]) == {r for r in RULES if r.startswith("SM3")}
+    assert expand_ids(["hre905, sm101"]) == {"HRE905", "SM101"}
+    with pytest.raises(ValueError, match="names no rule"):
+        expand_ids(["XX1"])
+
+
+# -- the corpus -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", INVALID, ids=lambda p: p.name)
+def test_invalid_fixture_yields_exactly_its_rule(path: Path) -> None:
+    rule = path.name.split("-", 1)[0]
+    report = _run(path, select=_selection(rule))
+    assert {f.rule for f in report.findings} == {rule}, [str(f) for f in report.findings]
+    assert not report.unreadable
+    expected = set()
+    for name in report.files:
+        expected |= _markers(Path(name), rule)
+    found = {(f.where, f.line) for f in report.findings}
+    if expected:
+        assert found == expected
+    else:
+        assert {line for _, line in found} == {None}
+    for f in report.findings:
+        assert f.severity == RULES[rule].severity or rule in ("HRE905", "SM206"), str(f)
+        assert (f.message[0].isupper() or f.message[0] in "<'") and len(f.message) > 20
+
+
+@pytest.mark.parametrize("path", VALID, ids=lambda p: p.name)
+def test_valid_fixture_yields_no_error(path: Path) -> None:
+    claimed = {rid for rid, paths in _claims().items() if path in paths}
+    select = [r.id for r in RULES.values() if r.default or r.id in claimed]
+    report = _run(path, select=select)
+    assert report.errors == 0, [str(f) for f in report.findings]
+    assert not {f.rule for f in report.findings} & claimed, [str(f) for f in report.findings]
+    assert not report.unreadable and not report.not_checked
+
+
+def test_sitemaps_org_example_reads_whole() -> None:
+    report = _run(DATA / "valid" / "sitemaps-org-urlset.xml")
+    assert (report.entries, report.findings) == (5, [])
+    index = _run(DATA / "valid" / "sitemaps-org-index.xml")
+    assert len(index.files) == 3 and index.entries == 5 and index.findings == []
+
+
+# -- large inputs, generated ------------------------------------------------------------------
+
+HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
+URLSET = '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+NEWS = ' xmlns:news="http://www.google.com/schemas/sitemap-news/0.9"'
+IMAGE = ' xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"'
+
+
+def _too_many_urls() -> tuple[str, int | None]:
+    rows = "".join(f"<url><loc>https://example.com/p{i}</loc></url>\n" for i in range(50_001))
+    return HEAD + URLSET + ">\n" + rows + "</urlset>\n", 2 + 50_001
+
+
+def _too_large() -> tuple[str, int | None]:
+    pad = ("<!--" + "x" * 1_048_576 + "-->\n") * 50  # libxml2 caps one comment at 10 MB
+    return (
+        HEAD + URLSET + ">\n<url><loc>https://example.com/</loc></url>\n" + pad + "</urlset>\n",
+        None,
+    )
+
+
+def _too_many_sitemaps() -> tuple[str, int | None]:
+    rows = "".join(
+        f"<sitemap><loc>https://example.com/s{i}.xml</loc><lastmod>2024-05-01</lastmod></sitemap>\n"
+        for i in range(50_001)
+    )
+    body = '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+    return HEAD + body + rows + "</sitemapindex>\n", 2 + 50_001
+
+
+def _too_many_news() -> tuple[str, int | None]:
+    news = (
+        "<news:news><news:publication><news:name>The Example Times</news:name>"
+        "<news:language>en</news:language></news:publication>"
+        "<news:publication_date>2024-06-01T08:00:00+00:00</news:publication_date>"
+        "<news:title>Article {i}</news:title></news:news>"
+    )
+    rows = "".join(
+        f"<url><loc>https://example.com/n{i}</loc>{news.format(i=i)}</url>\n" for i in range(1_001)
+    )
+    return HEAD + URLSET + NEWS + ">\n" + rows + "</urlset>\n", 2 + 1_001
+
+
+def _too_many_images() -> tuple[str, int | None]:
+    images = "".join(
+        f"<image:image><image:loc>https://example.com/i{i}.jpg</image:loc></image:image>\n"
+        for i in range(1_001)
+    )
+    body = f"<url><loc>https://example.com/</loc>\n{images}</url>\n"
+    return HEAD + URLSET + IMAGE + ">\n" + body + "</urlset>\n", 3 + 1_001
+
+
+GENERATED: dict[str, Callable[[], tuple[str, int | None]]] = {
+    "SM110": _too_many_urls,
+    "SM006": _too_large,
+    "SM503": _too_many_sitemaps,
+    "NEWS803": _too_many_news,
+    "IMG602": _too_many_images,
+}
+
+
+@pytest.mark.parametrize("rule", sorted(GENERATED))
+def test_generated_input_yields_exactly_its_rule(rule: str, tmp_path: Path) -> None:
+    text, line = GENERATED[rule]()
+    path = tmp_path / f"{rule}.xml"
+    path.write_text(text, encoding="utf-8")
+    report = validate(path, published_at=f"https://example.com/{rule}.xml", now=NOW, follow=False)
+    assert {f.rule for f in report.findings} == {rule}, [str(f) for f in report.findings[:5]]
+    assert [f.line for f in report.findings] == [line]
