@@ -1,0 +1,290 @@
+"""core: the ``Sitemap:`` records of a robots.txt file. Pure: never does I/O.
+
+sitemaps.org, "Specifying the Sitemap location in your robots.txt file": ``Sitemap:
+<sitemap_location>`` on a line of its own, "independent of the user-agent line", so it
+may appear anywhere in the file. The reader follows Google's robots.txt parser, which is
+more lenient than the letter of RFC 9309 (``spec/DISCOVERY.md`` §1, rules RB002–RB011):
+
+* the field name is case-insensitive, with optional white space around ``:``;
+* ``#`` starts a comment; lines end with LF, CR or CRLF; a leading UTF-8 BOM is skipped;
+* the typos ``Site-map:`` and a missing colon (``Sitemap https://…``) are accepted, with a
+  warning (RB008), as Google accepts them;
+* only absolute http(s) URLs are returned; a relative value is reported (RB003), not
+  resolved, because Google ignores it.
+
+Protego (the project's robots.txt matcher) drops a record on the first line after a BOM
+and returns relative values, so the lines are read here; Protego only answers whether a
+listed sitemap is disallowed for our user agent (RB011).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import urljoin, urlsplit
+
+from protego import Protego
+
+from .finding import Finding
+from .urls import iri_to_uri
+
+__all__ = [
+    "MAX_ROBOTS_BYTES",
+    "RobotsSitemaps",
+    "parse_robots",
+    "robots_url",
+    "sitemaps_from_robots",
+]
+
+#: RFC 9309 §2.5: "crawlers SHOULD … parse at least 500 kibibytes"; Google reads no more.
+MAX_ROBOTS_BYTES: Final = 500 * 1024
+
+# RFC 9309 §2.2: "EOL = %x0D / %x0A / %x0D.0A".
+_EOL: Final = re.compile(r"\r\n|\r|\n")
+# google/robotstxt KeyIsSitemap: a case-insensitive prefix match on "sitemap" or
+# "site-map"; we accept those two words (and a plural) rather than any prefix.
+_SITEMAP_KEY: Final = re.compile(r"site-?maps?", re.IGNORECASE)
+_ABSOLUTE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]")
+
+
+@dataclass(frozen=True, slots=True)
+class RobotsSitemaps:
+    """What a robots.txt says about sitemaps: the URLs in file order (duplicates
+    dropped) and the findings about its ``Sitemap:`` lines."""
+
+    sitemaps: tuple[str, ...]
+    findings: tuple[Finding, ...]
+
+
+def robots_url(url: str) -> str:
+    """The robots.txt that speaks for ``url``'s origin (RFC 9309 §2.3, RB001).
+
+    >>> robots_url("https://Example.com:8443/a/b?c")
+    'https://example.com:8443/robots.txt'
+    """
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{url!r} is not an absolute http(s) URL")
+    return f"{parts.scheme.lower()}://{parts.netloc.lower().rpartition('@')[2]}/robots.txt"
+
+
+def _decode(data: str | bytes, where: str, findings: list[Finding]) -> str:
+    if isinstance(data, str):
+        return data.removeprefix("\ufeff")
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        findings.append(
+            Finding(
+                "RB010",
+                "warning",
+                f"robots.txt is not valid UTF-8 ({exc.reason} at byte {exc.start}); "
+                "RFC 9309 requires UTF-8. Invalid bytes were replaced",
+                where,
+            )
+        )
+        return data.decode("utf-8", "replace")
+
+
+def _split_record(line: str) -> tuple[str, str, bool] | None:
+    """``(key, value, typo)`` of a non-empty, comment-free line, or None.
+
+    google/robotstxt GetKeyAndValueFrom: the key ends at the first ``:``; without one,
+    a line of exactly two white-space separated words is read as ``key value``.
+    """
+    key, colon, value = line.partition(":")
+    if colon:
+        # "Sitemap https://x/s.xml": the first colon is the URL's; no ":" after the key.
+        words = key.split()
+        if len(words) == 2 and _ABSOLUTE.match(words[1] + ":" + value):
+            return words[0], words[1] + ":" + value.strip(), True
+        return key.strip(), value.strip(), False
+    words = line.split()
+    if len(words) == 2:
+        return words[0], words[1], True
+    return None
+
+
+def parse_robots(
+    data: str | bytes,
+    base_url: str,
+    *,
+    user_agent: str = "sitemapkit",
+    truncated: bool = False,
+) -> RobotsSitemaps:
+    """Read the ``Sitemap:`` records of a robots.txt fetched from ``base_url``.
+
+    ``base_url`` is the robots.txt URL (or any URL of its origin); it names the file in
+    findings and answers RB011 (is the sitemap disallowed for ``user_agent``?).
+    ``truncated`` says the runner stopped reading at :data:`MAX_ROBOTS_BYTES` (RB009).
+
+    >>> r = parse_robots(b"\\xef\\xbb\\xbfSitemap: https://example.com/a.xml\\r"
+    ...                  b"user-agent: *\\nsite-map:https://example.com/b.xml # old\\n"
+    ...                  b"Sitemap: /c.xml\\n", "https://example.com/robots.txt")
+    >>> r.sitemaps
+    ('https://example.com/a.xml', 'https://example.com/b.xml')
+    >>> [f.rule for f in r.findings]
+    ['RB008', 'RB003']
+    """
+    findings: list[Finding] = []
+    where = base_url
+    text = _decode(data, where, findings)
+    found: list[str] = []
+    seen: set[str] = set()
+    for number, raw in enumerate(_EOL.split(text), 1):
+        before, hash_mark, _comment = raw.partition("#")
+        line = before.strip()
+        if not line:
+            continue
+        record = _split_record(line)
+        if record is None:
+            continue
+        key, value, typo = record
+        if _SITEMAP_KEY.fullmatch(key) is None:
+            continue
+        if key.lower() != "sitemap" or typo:
+            findings.append(
+                Finding(
+                    "RB008",
+                    "warning",
+                    f"{line!r} is not spelled 'Sitemap: <URL>'; Google tolerates the typo, "
+                    "other readers may not",
+                    where,
+                    number,
+                    loc=value or None,
+                )
+            )
+        glued = bool(hash_mark) and not before[-1].isspace()
+        url = _check_value(value, base_url, where, number, glued, findings)
+        if url is not None and url not in seen:
+            seen.add(url)
+            found.append(url)
+    if truncated:
+        findings.append(
+            Finding(
+                "RB009",
+                "warning",
+                f"robots.txt is larger than {MAX_ROBOTS_BYTES:,} bytes; Google reads no "
+                "further and neither did we. Put Sitemap: lines near the top",
+                where,
+            )
+        )
+    findings.extend(_disallowed(text, found, base_url, user_agent, where))
+    return RobotsSitemaps(tuple(found), tuple(findings))
+
+
+def _check_value(
+    value: str, base_url: str, where: str, line: int, glued: bool, findings: list[Finding]
+) -> str | None:
+    """The absolute http(s) URI of a ``Sitemap:`` value, or None (reported)."""
+    if not value:
+        findings.append(
+            Finding("RB003", "error", "Sitemap: line without a URL; line ignored", where, line)
+        )
+        return None
+    if _ABSOLUTE.match(value) is None:
+        # sitemaps.org: "<sitemap_location> should be the complete URL to the Sitemap".
+        hint = (
+            f"; write the complete URL, e.g. {urljoin(base_url, value)!r}"
+            if value.startswith("/")
+            else "; write the complete URL with its scheme (https://…)"
+        )
+        findings.append(
+            Finding(
+                "RB003",
+                "error",
+                f"Sitemap URL {value!r} is not absolute; Google ignores it{hint}",
+                where,
+                line,
+                loc=value,
+            )
+        )
+        return None
+    scheme = value.split(":", 1)[0].lower()
+    if scheme not in ("http", "https"):
+        findings.append(
+            Finding(
+                "RB003",
+                "error",
+                f"Sitemap URL {value!r} is not an http(s) URL; it is not fetched",
+                where,
+                line,
+                loc=value,
+            )
+        )
+        return None
+    try:
+        uri = iri_to_uri(value)
+    except ValueError as exc:
+        findings.append(
+            Finding("RB003", "error", f"Invalid sitemap URL: {exc}", where, line, loc=value)
+        )
+        return None
+    if uri != value:
+        findings.append(
+            Finding(
+                "RB007",
+                "warning",
+                f"Sitemap URL {value!r} is not an RFC 3986 URI; Google takes it verbatim. "
+                f"Write {uri!r}",
+                where,
+                line,
+                loc=value,
+            )
+        )
+    elif glued:
+        # google/robotstxt strips comments before splitting key and value.
+        findings.append(
+            Finding(
+                "RB007",
+                "warning",
+                f"A '#' directly follows the sitemap URL {value!r}; robots.txt readers take "
+                "it as the start of a comment, so the URL ends before it. Sitemap URLs must "
+                "not contain '#'",
+                where,
+                line,
+                loc=value,
+            )
+        )
+    return uri
+
+
+def _disallowed(
+    text: str, sitemaps: list[str], base_url: str, user_agent: str, where: str
+) -> list[Finding]:
+    """RB011: a listed sitemap on this origin that the same file disallows."""
+    origin = urlsplit(base_url)
+    local = [
+        url
+        for url in sitemaps
+        if (p := urlsplit(url)).scheme == origin.scheme and p.netloc == origin.netloc.lower()
+    ]
+    if not local:
+        return []
+    matcher = Protego.parse(text)
+    return [
+        Finding(
+            "RB011",
+            "warning",
+            f"{url!r} is disallowed for {user_agent!r} by this robots.txt; crawlers that obey "
+            "it cannot fetch the sitemap",
+            where,
+            loc=url,
+        )
+        for url in local
+        if not matcher.can_fetch(url, user_agent)
+    ]
+
+
+def sitemaps_from_robots(data: str | bytes, base_url: str) -> list[str]:
+    """The absolute sitemap URLs a robots.txt lists, in file order, once each.
+
+    Use :func:`parse_robots` to get the findings about bad lines too.
+
+    >>> sitemaps_from_robots("SITEMAP : https://example.com/s.xml\\nSitemap: /x.xml",
+    ...                      "https://example.com/robots.txt")
+    ['https://example.com/s.xml']
+    """
+    return list(parse_robots(data, base_url).sitemaps)
