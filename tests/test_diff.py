@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sitemapkit as sk
-from sitemapkit.diff import canonical_json, iter_urls
+from sitemapkit.changes import canonical_json, iter_urls
 from sitemapkit.io.extsort import ExternalSorter
 
 BASE = "https://example.com/"
@@ -351,7 +351,7 @@ def test_diff_agrees_with_a_dict_model(
 @pytest.fixture
 def always_parallel(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Read the old side in a child process whatever its size; list the targets it read."""
-    module = importlib.import_module("sitemapkit.diff")  # sitemapkit.diff is the function
+    module = importlib.import_module("sitemapkit.changes")
     monkeypatch.setattr(module, "_PARALLEL_BYTES", 0)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     started: list[str] = []

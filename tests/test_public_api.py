@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import io
 from pathlib import Path
 
@@ -18,10 +19,13 @@ def test_all_is_sorted_and_every_name_exists() -> None:
 
 
 def test_every_public_class_and_function_is_exported() -> None:
+    """The lazy table, the typing imports and __all__ name the same things."""
     tree = ast.parse((SRC / "__init__.py").read_text())
-    imported = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
-                for a in n.names}
-    assert imported - {"annotations"} <= set(sk.__all__)
+    typed = {a.asname or a.name for n in ast.walk(tree)
+             if isinstance(n, ast.ImportFrom) and n.level for a in n.names}
+    assert typed == set(sk._WHERE) == set(sk.__all__) - {"__version__"}
+    for name, module in sk._WHERE.items():
+        assert getattr(sk, name) is getattr(importlib.import_module("sitemapkit" + module), name)
 
 
 def test_dump_writes_what_dumps_returns() -> None:

@@ -18,7 +18,7 @@ from sitemapkit.lint.checks import (
     resolve_lines,
 )
 from sitemapkit.lint.schema import date_rule
-from sitemapkit.validate import Fetched, validate
+from sitemapkit.validation import Fetched, validate
 
 NOW = dt.datetime(2024, 6, 1, 12, tzinfo=dt.UTC)
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'

@@ -27,7 +27,7 @@ import pytest
 from sitemapkit.core import parse
 from sitemapkit.lint import checks, schema
 from sitemapkit.lint.rules import RULES, expand_ids
-from sitemapkit.validate import ValidationReport, validate
+from sitemapkit.validation import ValidationReport, validate
 
 DATA = Path(__file__).parent.parent / "data"
 INVALID = sorted((DATA / "invalid").glob("*.xml"))

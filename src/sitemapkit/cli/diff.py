@@ -11,7 +11,7 @@ from typing import IO, Any
 
 import click
 
-from ..diff import Change, Diff, diff
+from ..changes import Change, Diff, diff
 from ..errors import SitemapError
 from ..io.extsort import DEFAULT_MAX_BYTES
 from ..reader import ReadReport

@@ -22,7 +22,7 @@ from ..core.indexnow import (
     iter_batches,
     request_body,
 )
-from ..diff import Diff, diff
+from ..changes import Diff, diff
 from ..errors import SitemapError
 
 if TYPE_CHECKING:

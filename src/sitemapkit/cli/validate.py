@@ -10,7 +10,7 @@ import click
 
 from .. import __version__
 from ..lint.report import RENDERERS
-from ..validate import validate
+from ..validation import validate
 
 
 @click.command("validate")

@@ -234,7 +234,7 @@ def write(
 
 def _validator(base_url: str) -> Callable[[Path], list[Finding]]:
     """The ``--validate`` hook: one staged file against every offline rule, at its URL."""
-    from ..validate import validate
+    from ..validation import validate
 
     base = base_url if base_url.endswith("/") else base_url + "/"
     now = dt.datetime.now(dt.UTC)

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import email.utils
 import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -1995,6 +1994,8 @@ class SitemapParser:
             return
         lastmod: dt.datetime | None = None
         if date:
+            import email.utils  # only RSS needs it; it costs ~20 ms to import
+
             try:
                 lastmod = email.utils.parsedate_to_datetime(date)
             except (TypeError, ValueError, IndexError):
