@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..changes import Diff, diff
 from ..core.finding import Finding
 from ..core.indexnow import (
     DEFAULT_ENDPOINT,
@@ -22,7 +23,6 @@ from ..core.indexnow import (
     iter_batches,
     request_body,
 )
-from ..changes import Diff, diff
 from ..errors import SitemapError
 
 if TYPE_CHECKING:
