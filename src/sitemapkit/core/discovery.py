@@ -54,6 +54,7 @@ __all__ = [
     "SitemapTree",
     "Skipped",
     "Via",
+    "visit_key",
 ]
 
 Purpose = Literal["robots", "probe", "sitemap"]
