@@ -89,3 +89,23 @@ def test_relative_locs_with_published_at(tmp_path: Path,
         main(["read", str(p), "--format", "urls", "--published-at",
               "https://example.com/sitemap.xml"])
     assert capsysbinary.readouterr().out.splitlines()[1] == b"https://example.com/shop/b"
+
+
+def test_a_site_whose_sitemap_is_missing_exits_3(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import http.server
+    import threading
+
+    (tmp_path / "robots.txt").write_text("Sitemap: http://127.0.0.1:{port}/gone.xml\n")
+    handler = lambda *a: http.server.SimpleHTTPRequestHandler(  # noqa: E731
+        *a, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    port = server.server_address[1]
+    (tmp_path / "robots.txt").write_text(f"Sitemap: http://127.0.0.1:{port}/gone.xml\n")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        code, out, err = cli(["read", f"http://127.0.0.1:{port}/", "--format", "urls"], capsys)
+    finally:
+        server.shutdown()
+    assert code == 3 and out == ""
+    assert "SM012" in err and "404" in err

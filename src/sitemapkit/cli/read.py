@@ -133,7 +133,9 @@ def read_cmd(
         report_error(exc)
         sys.exit(EXIT_INPUT if seen else EXIT_UNREADABLE)
     _print_findings(report)
-    if report.errors:
+    # SM012 (a sitemap could not be fetched) is a warning in the catalogue, but for
+    # reading it means entries are missing.
+    if report.errors or any(f.rule == "SM012" for f in report.findings):
         sys.exit(EXIT_INPUT if seen else EXIT_UNREADABLE)
 
 
