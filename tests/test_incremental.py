@@ -153,3 +153,21 @@ def test_killed_mid_run_recovers(tmp_path: Path) -> None:
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
     # every page changed in the killed run's input: all lastmods moved together
     assert len(set(lastmods(out).values())) == 1
+
+
+def test_submit_changed_since_sends_what_the_last_run_changed(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    import json
+
+    from sitemapkit.cli.main import main
+
+    out, state = tmp_path / "out", tmp_path / "s.sqlite"
+    run(out, state, [("a", "1"), ("b", "1"), ("c", "1")], T1)
+    run(out, state, [("a", "1"), ("b", "2"), ("d", "1")], T2)  # b changed, c removed, d new
+    with pytest.raises(SystemExit) as info:
+        main(["submit", "indexnow", "--key", "0123456789abcdef", "--host", "example.com",
+              "--changed-since", str(state), "--dry-run"])
+    assert info.value.code in (0, None)
+    body = json.loads(capsysbinary.readouterr().out)
+    assert body["urlList"] == [BASE + "b", BASE + "c", BASE + "d"]

@@ -883,7 +883,7 @@ class SitemapWriter:
         self._check_staged([*(i.name for i in infos), *(i.name for i in indexes)])
         # The state first: if the publish below is cut short, the next run writes the
         # same files again (same state, same lastmods) and its journal completes it.
-        st.commit(shard_state)
+        st.commit(shard_state, self.now)
         st.close()
         self.result.removed = self._publisher.publish(
             [i.name for i in infos], [i.name for i in indexes]

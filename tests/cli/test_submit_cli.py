@@ -337,7 +337,7 @@ def test_invalid_options_send_nothing(engine: Engine, capsys: pytest.CaptureFixt
     code, _, err = run(engine, OK, [], capsys)
     assert code == 2 and "no URLs" in err
     code, _, err = run(engine, OK, ["--from-diff", "a", "b", page(engine, "a")], capsys)
-    assert code == 2 and "not both" in err
+    assert code == 2 and "only one of them" in err
     assert engine.requests == []
 
 

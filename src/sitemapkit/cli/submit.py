@@ -6,6 +6,7 @@ No "ping" command: the sitemap ping endpoints of Google (2023) and Bing (2022) a
 
 from __future__ import annotations
 
+import sqlite3
 import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
@@ -23,7 +24,7 @@ from ..core.indexnow import (
     iter_batches,
     request_body,
 )
-from ..errors import SitemapError
+from ..errors import InputError, SitemapError
 
 if TYPE_CHECKING:
     from ..io.indexnow import BatchResult
@@ -77,6 +78,13 @@ def _on_batch(br: BatchResult) -> None:
     help="Submit the URLs added, changed or removed from OLD to NEW (as `sitemapkit diff`).",
 )
 @click.option(
+    "--changed-since",
+    "state",
+    metavar="STATE",
+    type=click.Path(dir_okay=False),
+    help="Submit the URLs that the last `write --state STATE` run added, changed or removed.",
+)
+@click.option(
     "--endpoint",
     default=DEFAULT_ENDPOINT,
     show_default=True,
@@ -126,6 +134,7 @@ def indexnow(
     host: str,
     key_location: str | None,
     from_diff: tuple[str, str] | None,
+    state: str | None,
     endpoint: str,
     verify_key: bool,
     batch_size: int,
@@ -137,9 +146,11 @@ def indexnow(
 ) -> None:
     """Submit URLs to IndexNow (Bing, Yandex, Naver, Seznam, Yep, …; not Google).
 
-    The URLs come from the arguments, from stdin (-, one per line), or from a diff of
-    two sitemap sets (--from-diff OLD NEW). Each URL must be on HOST (and in the key
-    file's folder with --key-location); others are left out and reported. They are
+    The URLs come from the arguments, from stdin (-, one per line), from a diff of
+    two sitemap sets (--from-diff OLD NEW), or from the last incremental write run
+    (--changed-since STATE: the URLs it added, changed or removed). Each URL must be
+    on HOST (and in the key file's folder with --key-location); others are left out
+    and reported. They are
     sent as JSON POSTs of up to 10,000 URLs; 429 and 5xx answers are retried with
     backoff, honouring Retry-After; the first rejection (400, 403, 422) stops.
 
@@ -161,10 +172,12 @@ def indexnow(
     """
     from .main import EXIT_INPUT, EXIT_UNREADABLE, report_error  # main imports this module
 
-    if from_diff and urls:
-        raise click.UsageError("give URLs or --from-diff, not both")
-    if not from_diff and not urls:
-        raise click.UsageError("no URLs: give URLs, - for stdin, or --from-diff OLD NEW")
+    if sum(map(bool, (urls, from_diff, state))) > 1:
+        raise click.UsageError("give URLs, --from-diff or --changed-since, only one of them")
+    if not (from_diff or urls or state):
+        raise click.UsageError(
+            "no URLs: give URLs, - for stdin, --from-diff OLD NEW or --changed-since STATE"
+        )
     if "-" in urls and len(urls) > 1:
         raise click.UsageError("- (stdin) cannot be combined with URL arguments")
     if not endpoint.startswith(("https://", "http://")):
@@ -179,6 +192,13 @@ def indexnow(
         if from_diff:
             changes = diff(*from_diff, parallel=True)
             source = _diff_urls(changes)
+        elif state is not None:
+            from ..io.state import changed_in_last_run
+
+            try:
+                source = iter(list(changed_in_last_run(state)))
+            except (OSError, sqlite3.Error) as exc:
+                raise InputError(f"cannot read the state file: {exc}", where=state) from None
         elif urls == ("-",):
             source = _stdin_urls()
         else:

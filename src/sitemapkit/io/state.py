@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = ["OldUrl", "StateStore"]
+__all__ = ["OldUrl", "StateStore", "changed_in_last_run"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS urls(
@@ -24,6 +24,7 @@ CREATE TABLE IF NOT EXISTS urls(
 CREATE TABLE IF NOT EXISTS shards(n INTEGER PRIMARY KEY, digest BLOB NOT NULL,
     changed TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS removed(loc TEXT PRIMARY KEY, at TEXT NOT NULL);
 """
 _RUN = """
 CREATE TEMP TABLE run(
@@ -127,10 +128,17 @@ class StateStore:
             "removed": removed,
         }
 
-    def commit(self, shards: dict[int, tuple[bytes, str]]) -> None:
+    def commit(self, shards: dict[int, tuple[bytes, str]], now: str) -> None:
         """Replace the stored state with this run's, in one transaction."""
         db = self.db
         try:
+            db.execute(
+                "INSERT OR REPLACE INTO removed(loc, at) SELECT loc, ? FROM urls"
+                " WHERE loc NOT IN (SELECT loc FROM run)",
+                (now,),
+            )
+            db.execute("DELETE FROM removed WHERE loc IN (SELECT loc FROM run)")
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('last_run', ?)", (now,))
             db.execute("DELETE FROM urls")
             db.execute(
                 "INSERT INTO urls(loc, shard, fp, content, changed)"
@@ -151,3 +159,25 @@ class StateStore:
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
         self.db.close()
+
+
+def changed_in_last_run(path: str | Path) -> Iterator[str]:
+    """The URLs that the last run recorded in a state file added, changed or removed."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"no state file {str(p)!r}")
+    db = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
+    try:
+        row = db.execute("SELECT value FROM meta WHERE key='last_run'").fetchone()
+        if row is None:
+            return
+        yield from (
+            loc
+            for (loc,) in db.execute(
+                "SELECT loc FROM urls WHERE changed=? UNION SELECT loc FROM removed WHERE at=?"
+                " ORDER BY 1",
+                (row[0], row[0]),
+            )
+        )
+    finally:
+        db.close()
