@@ -22,6 +22,7 @@ __all__ = [
     "directory_of",
     "escape",
     "iri_to_uri",
+    "remove_dot_segments",
     "resolve",
     "validate_loc",
 ]
@@ -155,10 +156,11 @@ class Origin(NamedTuple):
             port = {"http": 80, "https": 443}.get(scheme, 0)
         rest = m["rest"]
         path = re.split(r"[?#]", rest, maxsplit=1)[0] or "/"
-        return cls(scheme, auth["host"].lower(), port, _remove_dot_segments(path))
+        return cls(scheme, auth["host"].lower(), port, remove_dot_segments(path))
 
 
-def _remove_dot_segments(path: str) -> str:
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986 §5.2.4 for a URL path: ``/a/./b/../c`` → ``/a/c``."""
     if "." not in path:
         return path
     out: list[str] = []

@@ -32,7 +32,7 @@ from lxml import etree
 
 from ..core.finding import Finding, Severity
 from ..core.model import Alternate, SitemapRef, Url, Video
-from ..core.urls import Origin, iri_to_uri, resolve
+from ..core.urls import Origin, iri_to_uri, remove_dot_segments, resolve
 from ..core.w3cdate import parse_w3c
 from .iso import COUNTRIES, LANGUAGES
 from .rules import RULES
@@ -116,19 +116,6 @@ def _pct(m: re.Match[str]) -> str:
     return ch if ch in _UNRESERVED else "%" + m.group(1).upper()
 
 
-def _remove_dots(path: str) -> str:
-    out: list[str] = []
-    for seg in path.split("/"):
-        if seg == "..":
-            if len(out) > 1:
-                out.pop()
-        elif seg != ".":
-            out.append(seg)
-    if path.endswith(("/.", "/..")):
-        out.append("")
-    return "/".join(out)
-
-
 def normalize(url: str) -> str:
     """The comparison form of a URL (RULES.md SM215).
 
@@ -156,7 +143,7 @@ def normalize(url: str) -> str:
     if "%" in path:
         path = _PCT.sub(_pct, path)
     if "." in path:
-        path = _remove_dots(path)
+        path = remove_dot_segments(path)
     path = path or "/"
     if query and "%" in query:
         query = _PCT.sub(_pct, query)
