@@ -271,17 +271,33 @@ class SitemapWriter:
             self._worker = Worker()
         return self._publisher.stage(f"{self.name}-{n}{self._ext}")
 
-    def adopt_shard(self, path: Path, count: int, raw: int, stored: int, hashes: bytes) -> None:
-        """Take a shard that a formatter process wrote completely at :meth:`stage_shard`."""
+    def adopt_shard(
+        self, path: Path, count: int, raw: int, stored: int, run: tuple[bytes, list[int]]
+    ) -> None:
+        """Take a shard that a formatter process wrote completely at :meth:`stage_shard`.
+
+        ``run`` is :meth:`hash_run` of its loc hashes, computed in that process.
+        """
         if self._cur is not None or path != self.stage_shard(len(self._shards) + 1):
             raise RuntimeError("shards must be adopted in order, before anything is added")
         f = ShardFile(path, gzip=self.gzip, level=self.gzip_level)
         f.raw_bytes, f.stored_bytes = raw, stored
         self._shards.append(f)
         self._counts.append(count)
-        self._hashes.frombytes(hashes)
-        if len(self._hashes) >= _RUN:
-            self._spill()
+        self._append_run(*run)
+
+    @staticmethod
+    def hash_run(hashes: array[int]) -> tuple[bytes, list[int]]:
+        """Sorted hashes as bytes and their bucket cuts: one run of the duplicate check."""
+        run = sorted(hashes)
+        return array("q", run).tobytes(), [0, *(bisect_left(run, b) for b in _BOUNDS), len(run)]
+
+    def _append_run(self, data: bytes, cuts: list[int]) -> None:
+        assert self._publisher is not None
+        with open(self._publisher.stage(".hashes"), "ab") as fh:
+            offset = fh.tell()
+            fh.write(data)
+        self._runs.append((offset, cuts))
 
     def add_alternates(
         self,
@@ -382,13 +398,7 @@ class SitemapWriter:
         The run's bucket boundaries (64 equal ranges of the hash space) are kept so
         that the end-of-run check can read one bucket of every run at a time.
         """
-        assert self._publisher is not None
-        run = sorted(self._hashes)
-        cuts = [0, *(bisect_left(run, b) for b in _BOUNDS), len(run)]
-        with open(self._publisher.stage(".hashes"), "ab") as fh:
-            offset = fh.tell()
-            array("q", run).tofile(fh)
-        self._runs.append((offset, cuts))
+        self._append_run(*self.hash_run(self._hashes))
         self._hashes = array("q")
 
     def _find_repeated_hashes(self) -> set[int]:

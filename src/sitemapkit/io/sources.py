@@ -392,22 +392,27 @@ def _read_text_blocks(stream: BinaryIO) -> Iterator[tuple[int, str]]:
             rest = text
 
 
-def _range_plan(path: str, body_start: int, per_shard: int) -> list[tuple[int, int, int]] | None:
+class _NotPlain(Exception):
+    """The input cannot be cut at newlines into shards (see :func:`_iter_ranges`)."""
+
+
+def _iter_ranges(path: str, body_start: int, per_shard: int) -> Iterator[tuple[int, int, int]]:
     """Byte ranges of ``per_shard`` lines each after ``body_start``, with first line numbers.
 
-    ``None`` when the file is not plain enough to cut at newlines: quotes (a quoted
+    Raises :class:`_NotPlain` when the file cannot be cut at newlines: quotes (a quoted
     field may hold a newline), CR, blank lines, or no final newline. Reads the file
     once, a MiB at a time (not mmap: mapped pages would count as resident memory).
     """
-    cuts = [body_start]
+    start = body_start
     need = per_shard
+    line = 1
     prev = b"\n"  # the byte before body_start is the header's newline (or nothing)
     with open(path, "rb") as fh:
         fh.seek(body_start)
         offset = body_start
         while chunk := fh.read(1 << 20):
             if b'"' in chunk or b"\r" in chunk or b"\n\n" in prev + chunk[:1] or b"\n\n" in chunk:
-                return None
+                raise _NotPlain
             c = chunk.count(b"\n")
             if c < need:
                 need -= c
@@ -416,17 +421,18 @@ def _range_plan(path: str, body_start: int, per_shard: int) -> list[tuple[int, i
                 while c >= need:
                     for _ in range(need):
                         pos = chunk.index(b"\n", pos) + 1
-                    cuts.append(offset + pos)
+                    yield start, offset + pos, line
+                    start = offset + pos
+                    line += per_shard
                     c -= need
                     need = per_shard
                 need -= c
             prev = chunk[-1:]
             offset += len(chunk)
     if prev != b"\n" or offset <= body_start:
-        return None
-    if cuts[-1] != offset:
-        cuts.append(offset)
-    return [(a, b, 1 + k * per_shard) for k, (a, b) in enumerate(itertools.pairwise(cuts))]
+        raise _NotPlain
+    if start != offset:
+        yield start, offset, line
 
 
 _RANGE_CTX: tuple[Any, ...] | None = None
@@ -508,7 +514,7 @@ def _range_job(job: tuple[int, int, int, int, str]) -> tuple[Any, ...]:
     out._do_close()
     if out.raw_bytes > w.max_bytes:
         return ("too-big",)
-    return ("ok", count, out.raw_bytes, out.stored_bytes, hashes.tobytes())
+    return ("ok", count, out.raw_bytes, out.stored_bytes, w.hash_run(hashes))
 
 
 def _write_parallel(
@@ -529,29 +535,36 @@ def _write_parallel(
     writer: Any = w
     if not (writer.fresh and (os.cpu_count() or 1) >= 2 and "fork" in mp.get_all_start_methods()):
         return False
-    ranges = _range_plan(path, body_start, writer.max_urls)
-    if not ranges or len(ranges) < 2:
-        return False
-    jobs = [
-        (k, s, e, line + (body_start > 0), str(writer.stage_shard(k + 1)))
-        for k, (s, e, line) in enumerate(ranges)
-    ]
     ctx = (writer, fast, columns, path, where)
-    results = []
+    jobs: list[tuple[int, int, int, int, str]] = []
+    pending: list[Any] = []
     pool = mp.get_context("fork").Pool(2, initializer=_range_init, initargs=(ctx,))
     try:
+        # Planning reads the file once; each range is handed out as soon as it is known.
+        for k, (s, e, line) in enumerate(_iter_ranges(path, body_start, writer.max_urls)):
+            job = (k, s, e, line + (body_start > 0), str(writer.stage_shard(k + 1)))
+            jobs.append(job)
+            pending.append(pool.apply_async(_range_job, (job,)))
         done = 0
-        for res in pool.imap(_range_job, jobs):
+        results = []
+        for task in pending:
+            res = task.get()
             if res[0] == "error":
                 raise InputError(res[1], where=where, line=res[2], field=res[3], hint=res[4])
             if res[0] == "too-big":
-                for job in jobs:
-                    Path(job[4]).unlink(missing_ok=True)
-                return False
+                raise _NotPlain
             results.append(res)
             done += res[1]
             if progress:
                 progress(done)
+        if len(results) < 2:
+            raise _NotPlain
+    except _NotPlain:
+        pool.terminate()
+        pool.join()
+        for job in jobs:
+            Path(job[4]).unlink(missing_ok=True)
+        return False
     finally:
         pool.terminate()
         pool.join()
