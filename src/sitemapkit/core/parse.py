@@ -54,6 +54,16 @@ from .model import (
     VideoPlatform,
     VideoRestriction,
 )
+from .namespace import (
+    ATOM03_NS,
+    ATOM_NS,
+    IMAGE_NS,
+    LEGACY_NS,
+    NEWS_NS,
+    SITEMAP_NS,
+    VIDEO_NS,
+    XHTML_NS,
+)
 from .urls import iri_to_uri, resolve
 from .w3cdate import LASTMOD_RE, parse_w3c
 
@@ -75,14 +85,6 @@ Kind = Literal["urlset", "sitemapindex", "rss", "atom", "text"]
 DEFAULT_MAX_BYTES: Final = limits.MAX_BYTES + 1_048_576
 DEFAULT_MAX_ENTRIES: Final = 10_000_000
 
-SITEMAP_NS: Final = "http://www.sitemaps.org/schemas/sitemap/0.9"
-LEGACY_NS: Final = "http://www.google.com/schemas/sitemap/0.84"
-IMAGE_NS: Final = "http://www.google.com/schemas/sitemap-image/1.1"
-VIDEO_NS: Final = "http://www.google.com/schemas/sitemap-video/1.1"
-NEWS_NS: Final = "http://www.google.com/schemas/sitemap-news/0.9"
-XHTML_NS: Final = "http://www.w3.org/1999/xhtml"
-ATOM_NS: Final = "http://www.w3.org/2005/Atom"
-ATOM03_NS: Final = "http://purl.org/atom/ns#"
 
 # Severity of each rule as spec/RULES.md gives it (call sites override it where the
 # brief's context differs, e.g. a relative <loc> that could be resolved is a warning).

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import BinaryIO, Final
 
 from .model import Image, News, SitemapRef, Url, Video
+from .namespace import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
 from .urls import escape
 
 __all__ = [
@@ -31,8 +32,6 @@ __all__ = [
     "url_entry",
 ]
 
-#: sitemaps.org: the urlset/sitemapindex namespace, exactly (http, no trailing slash).
-SITEMAP_NS: Final = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
 # Bit flags for the extension namespaces an entry uses.
 XHTML: Final = 1
@@ -42,10 +41,10 @@ NEWS: Final = 8
 
 #: (flag, prefix, URI) in the order they are declared on the root.
 NAMESPACES: Final = (
-    (XHTML, "xhtml", "http://www.w3.org/1999/xhtml"),
-    (IMAGE, "image", "http://www.google.com/schemas/sitemap-image/1.1"),
-    (VIDEO, "video", "http://www.google.com/schemas/sitemap-video/1.1"),
-    (NEWS, "news", "http://www.google.com/schemas/sitemap-news/0.9"),
+    (XHTML, "xhtml", XHTML_NS),
+    (IMAGE, "image", IMAGE_NS),
+    (VIDEO, "video", VIDEO_NS),
+    (NEWS, "news", NEWS_NS),
 )
 
 _DECL: Final = '<?xml version="1.0" encoding="UTF-8"?>\n'

@@ -32,11 +32,11 @@ from lxml import etree
 
 from ..core.finding import Finding, Severity
 from ..core.model import Alternate, SitemapRef, Url, Video
+from ..core.namespace import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
 from ..core.urls import Origin, iri_to_uri, remove_dot_segments, resolve
 from ..core.w3cdate import parse_w3c
 from .iso import COUNTRIES, LANGUAGES
 from .rules import RULES
-from .schema import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
 
 __all__ = [
     "CHECKED",

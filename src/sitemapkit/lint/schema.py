@@ -22,17 +22,13 @@ from lxml import etree
 
 from ..core.finding import Finding, Severity
 from ..core.model import CHANGEFREQS
+from ..core.namespace import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
 from ..core.w3cdate import parse_w3c
 from . import xsd
 from .rules import RULES
 
 __all__ = ["MAPPED", "NAMESPACES", "schema_findings"]
 
-SITEMAP_NS: Final = "http://www.sitemaps.org/schemas/sitemap/0.9"
-IMAGE_NS: Final = "http://www.google.com/schemas/sitemap-image/1.1"
-VIDEO_NS: Final = "http://www.google.com/schemas/sitemap-video/1.1"
-NEWS_NS: Final = "http://www.google.com/schemas/sitemap-news/0.9"
-XHTML_NS: Final = "http://www.w3.org/1999/xhtml"
 
 #: Namespace → the prefix people write it with.
 NAMESPACES: Final = {
