@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .core.finding import Finding
 from .core.model import SitemapRef, Url
@@ -37,6 +38,9 @@ class ReadReport:
 
     findings: list[Finding] = field(default_factory=list)
     sitemaps: list[str] = field(default_factory=list)
+    #: For a URL or a site: the discovered sitemaps with their status (a
+    #: :class:`~sitemapkit.core.discovery.SitemapTree`), once reading ended.
+    tree: Any = None
 
     @property
     def errors(self) -> int:
@@ -97,7 +101,11 @@ def read(
     if _URL.match(target) and not Path(target).exists():
         from .io.fetch import read_url_records  # type: ignore[import-not-found, unused-ignore]
 
-        yield from read_url_records(target, follow=follow, strict=strict, report=report)
+        records = read_url_records(target, follow=follow, strict=strict, report=report)
+        with records:
+            yield from records
+        if report is not None:
+            report.tree = records.tree
         return
     yield from read_file(target, published_at=published_at, strict=strict, report=report)
 

@@ -109,3 +109,33 @@ def test_a_site_whose_sitemap_is_missing_exits_3(tmp_path: Path,
         server.shutdown()
     assert code == 3 and out == ""
     assert "SM012" in err and "404" in err
+
+
+def test_tree_shows_each_sitemap_with_its_status(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    import http.server
+    import threading
+
+    import sitemapkit as sk
+
+    handler = lambda *a: http.server.SimpleHTTPRequestHandler(  # noqa: E731
+        *a, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    with sk.SitemapWriter(tmp_path, base_url=base, max_urls=2, gzip=True) as w:
+        for i in range(5):
+            w.add(f"{base}p{i}")
+    (tmp_path / "robots.txt").write_text(f"Sitemap: {base}sitemap.xml\n")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        code, out, _ = cli(["read", base, "--format", "tree"], capsys)
+    finally:
+        server.shutdown()
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0] == f"{base}robots.txt  robots.txt  HTTP 200"
+    assert lines[1].startswith(f"{base}sitemap.xml  sitemapindex  HTTP 200  3 entries")
+    children = sorted(line.strip().split("  ")[0] for line in lines[2:5])
+    assert children == [f"{base}sitemap-{n}.xml.gz" for n in (1, 2, 3)]
+    assert all(line.startswith("  ") and "HTTP 200" in line for line in lines[2:5])
+    assert lines[5] == "4 sitemaps, 5 entries"

@@ -120,9 +120,7 @@ def read_cmd(
         if fmt == "tree":
             for _ in records:
                 pass
-            for s in report.sitemaps:
-                click.echo(s)
-            click.echo(f"{seen:,} entries")
+            _print_tree(report, seen)
         else:
             emit(records, fmt, out)
             out.flush()
@@ -137,6 +135,30 @@ def read_cmd(
     # reading it means entries are missing.
     if report.errors or any(f.rule == "SM012" for f in report.findings):
         sys.exit(EXIT_INPUT if seen else EXIT_UNREADABLE)
+
+
+def _print_tree(report: ReadReport, seen: int) -> None:
+    """One line per sitemap, indented under its index: status, entries, bytes, time."""
+    tree = report.tree
+    if tree is None:  # a local file
+        for s in report.sitemaps:
+            click.echo(f"{s}  {seen:,} entries")
+        return
+    if tree.robots is not None:
+        click.echo(f"{tree.robots.url}  robots.txt  HTTP {tree.robots.status}")
+    depth: dict[str, int] = {}
+    for st in tree.sitemaps:
+        level = depth.get(st.parent, -1) + 1 if st.parent else 0
+        depth[st.url] = level
+        status = st.error or f"HTTP {st.status}"
+        click.echo(
+            f"{'  ' * level}{st.url}  {st.kind or '-'}  {status}  {st.entries:,} entries  "
+            f"{st.bytes:,} bytes  {st.elapsed:.2f} s"
+        )
+    click.echo(
+        f"{len(tree.sitemaps):,} sitemaps, {seen:,} entries"
+        + (f", {len(tree.errors)} failed" if tree.errors else "")
+    )
 
 
 def _print_findings(report: ReadReport) -> None:
