@@ -1735,6 +1735,15 @@ class SitemapParser:
             del words[limits.MAX_VIDEO_TAGS :]
         if words:
             kw["tags"] = tuple(w for w, _ in words)
+        title = kw.get("title")
+        if isinstance(title, str) and len(title.strip()) > limits.MAX_VIDEO_TITLE:
+            self._add(
+                "VID703",
+                f"<video:title> is {len(title.strip())} characters long; the video schema "
+                f"allows {limits.MAX_VIDEO_TITLE} (Google sets no limit). Kept",
+                line=lines.get("title", line),
+                loc=raw,
+            )
         while True:
             try:
                 return Video(**kw)  # type: ignore[arg-type]
