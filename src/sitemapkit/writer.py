@@ -41,7 +41,7 @@ from .core.serialize import (
     sitemap_entry,
     url_entry,
 )
-from .core.urls import Origin, check_location, escape, iri_to_uri
+from .core.urls import XML_SPACE, Origin, check_location, escape, iri_to_uri
 from .core.w3cdate import format_lastmod
 from .errors import InputError
 from .io.files import Publisher, ShardFile, Worker
@@ -342,7 +342,7 @@ class SitemapWriter:
         """Resolve a possibly relative loc against ``base_url`` (and turn it into a URI)."""
         from .core.urls import resolve
 
-        text = loc.strip()
+        text = loc.strip(XML_SPACE)
         if not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", text):
             text = resolve(text, self.base_url)
         return iri_to_uri(text)

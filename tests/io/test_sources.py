@@ -250,3 +250,17 @@ def test_forked_path_falls_back_when_bytes_bind(
     monkeypatch.setattr(sources, "_PARALLEL_MIN", 1 << 40)
     assert forked == _outputs(tmp_path, text, "e.csv", max_bytes=60_000)
     assert len(forked) > 4  # the byte limit, not the count, cut the shards
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ('loc\n"https://example.com/' + "a" * 200_000 + '"\n', 2),  # over csv's field limit
+        ('loc\nhttps://example.com/a\n"https://example.com/b\n', 3),  # quote never closed
+        ('loc\n"https://example.com/a"x\n', 2),  # text after a closing quote
+    ],
+)
+def test_malformed_csv_is_an_input_error(tmp_path: Path, text: str, line: int) -> None:
+    with pytest.raises(sk.InputError, match="malformed CSV") as info:
+        run(tmp_path, "m.csv", text)
+    assert info.value.line == line

@@ -16,6 +16,7 @@ import idna
 from .limits import MAX_LOC_LENGTH, MIN_LOC_LENGTH
 
 __all__ = [
+    "XML_SPACE",
     "Origin",
     "check_location",
     "check_text",
@@ -28,6 +29,9 @@ __all__ = [
 ]
 
 # RFC 3986: unreserved / reserved / "%" (kept only before two hex digits).
+#: XML's white space (S production); str.strip() would also remove NBSP and U+001C-U+001F,
+#: which in a URL are characters to percent-encode, not padding.
+XML_SPACE: Final = " \t\r\n"
 _URI_SAFE: Final = frozenset(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%"
 )
@@ -91,7 +95,7 @@ def iri_to_uri(iri: str) -> str:
     >>> iri_to_uri("https://Example.com/küche?q=a b")
     'https://example.com/k%C3%BCche?q=a%20b'
     """
-    text = iri.strip()
+    text = iri.strip(XML_SPACE)
     m = _SPLIT.fullmatch(text)
     if m is None:
         return _encode_part(text)
@@ -210,7 +214,7 @@ def validate_loc(uri: str, what: str = "loc") -> str:
 
 def resolve(loc: str, base: str) -> str:
     """Resolve a relative location against a base URL (RFC 3986 §5)."""
-    return urljoin(base, loc.strip())
+    return urljoin(base, loc.strip(XML_SPACE))
 
 
 def check_location(uri: str, sitemap_dir: Origin) -> str | None:

@@ -29,6 +29,7 @@ from typing import Any, BinaryIO, Final, Protocol
 from urllib.parse import quote
 
 from ..core.model import CHANGEFREQS, Alternate, Image, InvalidValue, News, Url, Video
+from ..core.urls import XML_SPACE
 from ..errors import InputError, ParseError, SitemapError
 from .files import ShardFile, open_input
 
@@ -489,7 +490,7 @@ def _range_job(job: tuple[int, int, int, int, str]) -> tuple[Any, ...]:
         for raw in part.split("\n")[:-1]:
             try:
                 if fast.txt:
-                    url: Url | str = w.resolve(raw.strip())
+                    url: Url | str = w.resolve(raw.strip(XML_SPACE))
                 else:
                     row = raw.split(",")
                     if len(row) != ncol:
@@ -737,9 +738,21 @@ def _csv_rows(
     progress: Progress | None,
 ) -> int:
     lines = (ln for t in texts for ln in io.StringIO(t))
-    reader = csv.reader(lines)
+    reader = csv.reader(lines, strict=True)
     ncol = len(columns)
-    for row in reader:
+    rows = iter(reader)
+    while True:
+        try:
+            row = next(rows)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            raise InputError(
+                f"malformed CSV: {exc}",
+                where=where,
+                line=start + reader.line_num - 1,
+                hint="check the quoting of this row (a quote opened and not closed?)",
+            ) from None
         line = start + reader.line_num - 1
         if not row or (len(row) == 1 and not row[0].strip()):
             continue
@@ -778,7 +791,7 @@ def _write_txt(
                     done += result[1]
                 else:
                     for i, raw in enumerate(text.split("\n")[:-1]):
-                        loc = raw.strip()
+                        loc = raw.strip(XML_SPACE)
                         if loc:
                             _add(w, lambda loc=loc: Url(w.resolve(loc)), where, start + i)  # type: ignore[misc]
                             done += 1
