@@ -38,6 +38,8 @@ class ReadReport:
 
     findings: list[Finding] = field(default_factory=list)
     sitemaps: list[str] = field(default_factory=list)
+    #: Entries present in the documents but not yielded (no usable loc, or refused).
+    dropped: int = 0
     #: For a URL or a site: the discovered sitemaps with their status (a
     #: :class:`~sitemapkit.core.discovery.SitemapTree`), once reading ended.
     tree: Any = None
@@ -68,15 +70,19 @@ def read_file(
     parser = SitemapParser(source=where, base_url=published_at, strict=strict, **kw)
     rep = report if report is not None else ReadReport()
     rep.sitemaps.append(where)
+    kept = 0
     with stream:
         try:
             while chunk := stream.read(1 << 20):
                 for rec in parser.feed(chunk):
+                    kept += 1
                     yield SourcedRecord(rec, where)
             for rec in parser.close():
+                kept += 1
                 yield SourcedRecord(rec, where)
         finally:
             rep.findings.extend(parser.findings)
+            rep.dropped += max(0, parser.entries - kept)
 
 
 def read(

@@ -139,3 +139,18 @@ def test_tree_shows_each_sitemap_with_its_status(tmp_path: Path,
     assert children == [f"{base}sitemap-{n}.xml.gz" for n in (1, 2, 3)]
     assert all(line.startswith("  ") and "HTTP 200" in line for line in lines[2:5])
     assert lines[5] == "4 sitemaps, 5 entries"
+
+
+def test_an_entry_dropped_with_a_warning_still_exits_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    p = tmp_path / "ent.xml"
+    p.write_bytes(
+        b'<?xml version="1.0"?><!DOCTYPE u [<!ENTITY e "x">]>'
+        b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        b"<url><loc>https://example.com/a</loc></url>"
+        b"<url><loc>https://example.com/&e;</loc></url></urlset>"
+    )
+    code, out, err = cli(["read", str(p), "--format", "urls"], capsys)
+    assert (code, out) == (1, "https://example.com/a\n")
+    assert "SM011" in err

@@ -131,9 +131,9 @@ def read_cmd(
         report_error(exc)
         sys.exit(EXIT_INPUT if seen else EXIT_UNREADABLE)
     _print_findings(report)
-    # SM012 (a sitemap could not be fetched) is a warning in the catalogue, but for
-    # reading it means entries are missing.
-    if report.errors or any(f.rule == "SM012" for f in report.findings):
+    # SM012 (a sitemap could not be fetched) is a warning in the catalogue, and so are
+    # some reasons to skip an entry; for reading, both mean entries are missing.
+    if report.errors or report.dropped or any(f.rule == "SM012" for f in report.findings):
         sys.exit(EXIT_INPUT if seen else EXIT_UNREADABLE)
 
 
