@@ -24,6 +24,7 @@ from .w3cdate import format_lastmod
 
 __all__ = [
     "CHANGEFREQS",
+    "VIDEO_FIELDS",
     "Alternate",
     "Image",
     "InvalidValue",
@@ -503,7 +504,8 @@ def _news(m: Mapping[str, Any]) -> News:
     )
 
 
-_VIDEO_FIELDS: Final = (
+#: The Video fields in the order of the video XSD (and of the JSON record).
+VIDEO_FIELDS: Final = (
     "thumbnail_loc",
     "title",
     "description",
@@ -528,7 +530,7 @@ _VIDEO_FIELDS: Final = (
 def _video(v: object) -> Video:
     if not isinstance(v, Mapping):
         raise InvalidValue("videos", f"unexpected item {v!r}; use Video(...)")
-    unknown = set(v) - set(_VIDEO_FIELDS)
+    unknown = set(v) - set(VIDEO_FIELDS)
     if unknown:
         raise InvalidValue(f"video.{sorted(unknown)[0]}", "unknown video field")
     return Video(**v)
@@ -545,7 +547,7 @@ def _image_record(i: Image) -> dict[str, Any]:
 
 def _video_record(v: Video) -> dict[str, Any]:
     rec: dict[str, Any] = {}
-    for k in _VIDEO_FIELDS:
+    for k in VIDEO_FIELDS:
         val = getattr(v, k)
         if isinstance(val, VideoRestriction):
             val = {"relationship": val.relationship, "countries": list(val.countries)}

@@ -44,6 +44,7 @@ from . import limits
 from .finding import Finding, Severity
 from .model import (
     CHANGEFREQS,
+    VIDEO_FIELDS,
     Alternate,
     Image,
     InvalidValue,
@@ -211,26 +212,9 @@ _TEXT_URL: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 _EXTENSIONS: Final = {IMAGE_NS: "image", VIDEO_NS: "video", NEWS_NS: "news", XHTML_NS: "link"}
 _IMAGE_FIELDS: Final = frozenset(["loc", "caption", "geo_location", "title", "license"])
-_VIDEO_FIELDS: Final = frozenset(
-    [
-        "thumbnail_loc",
-        "title",
-        "description",
-        "content_loc",
-        "player_loc",
-        "duration",
-        "expiration_date",
-        "rating",
-        "view_count",
-        "publication_date",
-        "family_friendly",
-        "restriction",
-        "platform",
-        "requires_subscription",
-        "uploader",
-        "live",
-    ]
-)
+# The <video:*> elements read into model fields (uploader_info is an attribute, tags
+# are <video:tag> elements, both handled apart).
+_VIDEO_FIELDS: Final = frozenset(VIDEO_FIELDS) - {"uploader_info", "tags"}
 _VIDEO_REQUIRED: Final = ("thumbnail_loc", "title", "description")
 # Google, 2022-05-06 "Spring cleaning": these video tags have no effect any more (VID714).
 _VIDEO_DEPRECATED: Final = frozenset(["category", "gallery_loc", "price", "tvshow"])

@@ -3,15 +3,15 @@
 Each source pushes its records into a :class:`~sitemapkit.SitemapWriter` (a :class:`Sink`). Bad
 input raises :class:`~sitemapkit.InputError` naming the file, the line and the
 field. CSV and text files take a fast path when a block of lines holds only
-plain, already-canonical values (checked by one regular expression per column
-over the whole block); any block that does not is processed row by row, which
-gives byte-identical output and exact error positions.
+plain, already-canonical values (checked with string operations over the whole
+block); any block that does not is processed row by row, which gives
+byte-identical output and exact error positions. One big plain input file is
+written shard by shard in two forked processes (see :func:`_write_parallel`).
 """
 
 from __future__ import annotations
 
 import codecs
-import collections
 import csv
 import datetime as dt
 import functools
@@ -617,21 +617,21 @@ def _write_csv(
     if fast is None:
         _csv_rows(w, columns, (t for _, t in it), where, first_line + 1, done, progress)
         return
-    with _Formatter(fast, parallel=_is_big(stream)) as fmt:
-        for start, text, result in fmt.run(it, csv_quotes=True):
-            if result is not None:
-                w._add_block(*result)
-                done += result[1]
-                if progress:
-                    progress(done)
-            elif '"' in text:
-                # Quoted fields may hold newlines: from here on the csv module reads the
-                # rest of the input row by row.
-                rest = itertools.chain([text], (t for _, t in it))
-                _csv_rows(w, columns, rest, where, start, done, progress)
-                return
-            else:
-                done = _csv_rows(w, columns, [text], where, start, done, progress)
+    for start, text in it:
+        if '"' in text:
+            # Quoted fields may hold newlines: from here on the csv module reads the
+            # rest of the input row by row.
+            rest = itertools.chain([text], (t for _, t in it))
+            _csv_rows(w, columns, rest, where, start, done, progress)
+            return
+        result = fast.format(text) if "\r" not in text else None
+        if result is None:
+            done = _csv_rows(w, columns, [text], where, start, done, progress)
+            continue
+        w._add_block(*result)
+        done += result[1]
+        if progress:
+            progress(done)
 
 
 def _body_start(path: str, head_line: str) -> int | None:
@@ -652,80 +652,6 @@ def _is_big(stream: BinaryIO) -> bool:
     except (OSError, io.UnsupportedOperation, AttributeError):
         return False
     return stat.S_ISREG(st.st_mode) and st.st_size > _PARALLEL_MIN
-
-
-_WORKER_FAST: _Fast | None = None
-_Result = tuple[bytes, int, "array[int]"]
-
-
-def _pool_init(fast: _Fast) -> None:
-    global _WORKER_FAST
-    _WORKER_FAST = fast
-
-
-def _pool_format(text: str) -> _Result | None:
-    assert _WORKER_FAST is not None
-    return _WORKER_FAST.format(text)
-
-
-class _Formatter:
-    """Runs :meth:`_Fast.format` over blocks in input order.
-
-    For big inputs on a machine with two or more cores the blocks are formatted by
-    two forked processes (they share this process's hash seed, so loc hashes agree),
-    a few blocks ahead of the caller, which meanwhile places entries into shards;
-    the writer's thread compresses and writes. Otherwise everything runs here.
-    """
-
-    _AHEAD = 2
-
-    def __init__(self, fast: _Fast, *, parallel: bool) -> None:
-        self.fast = fast
-        self.pool: Any = None
-        if parallel and (os.cpu_count() or 1) >= 2 and "fork" in mp.get_all_start_methods():
-            self.pool = mp.get_context("fork").Pool(2, initializer=_pool_init, initargs=(fast,))
-
-    def __enter__(self) -> _Formatter:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.pool is not None:
-            self.pool.terminate()
-            self.pool.join()
-
-    def run(
-        self, blocks: Iterator[tuple[int, str]], *, csv_quotes: bool
-    ) -> Iterator[tuple[int, str, _Result | None]]:
-        """Yield ``(first line, text, result or None)``; stop after a block with quotes.
-
-        ``blocks`` is left positioned after the last block yielded, so the caller can
-        read the rest itself.
-        """
-
-        def eligible(text: str) -> bool:
-            return "\r" not in text and not (csv_quotes and '"' in text)
-
-        if self.pool is None:
-            for start, text in blocks:
-                yield start, text, self.fast.format(text) if eligible(text) else None
-                if csv_quotes and '"' in text:
-                    return
-            return
-        ahead: collections.deque[tuple[int, str, Any]] = collections.deque()
-        for start, text in blocks:
-            ok = eligible(text)
-            ahead.append(
-                (start, text, self.pool.apply_async(_pool_format, (text,)) if ok else None)
-            )
-            stop = csv_quotes and '"' in text
-            while len(ahead) > self._AHEAD or (stop and ahead):
-                s, t, job = ahead.popleft()
-                yield s, t, None if job is None else job.get()
-            if stop:
-                return
-        while ahead:
-            s, t, job = ahead.popleft()
-            yield s, t, None if job is None else job.get()
 
 
 def _csv_rows(
@@ -784,19 +710,19 @@ def _write_txt(
             return
     done = 0
     try:
-        with _Formatter(fast, parallel=_is_big(stream)) as fmt:
-            for start, text, result in fmt.run(_read_text_blocks(stream), csv_quotes=False):
-                if result is not None:
-                    w._add_block(*result)
-                    done += result[1]
-                else:
-                    for i, raw in enumerate(text.split("\n")[:-1]):
-                        loc = raw.strip(XML_SPACE)
-                        if loc:
-                            _add(w, lambda loc=loc: Url(w.resolve(loc)), where, start + i)  # type: ignore[misc]
-                            done += 1
-                if progress:
-                    progress(done)
+        for start, text in _read_text_blocks(stream):
+            result = fast.format(text) if "\r" not in text else None
+            if result is not None:
+                w._add_block(*result)
+                done += result[1]
+            else:
+                for i, raw in enumerate(text.split("\n")[:-1]):
+                    loc = raw.strip(XML_SPACE)
+                    if loc:
+                        _add(w, lambda loc=loc: Url(w.resolve(loc)), where, start + i)  # type: ignore[misc]
+                        done += 1
+            if progress:
+                progress(done)
     except InputError as exc:
         exc.where = exc.where or where
         raise
