@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit bench clean bytecode
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -12,7 +12,12 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install -q --disable-pip-version-check -e '.[fast,dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
+# Byte-compile the package: an editable install has no .pyc files, and where
+# PYTHONDONTWRITEBYTECODE is set Python would compile every module at every start.
+bytecode: $(STAMP)
+	$(BIN)/python -m compileall -q src/sitemapkit
+
+demo: $(STAMP) bytecode
 	rm -rf demo-out
 	$(BIN)/sitemapkit write examples/catalog.jsonl -o demo-out --base-url https://shop.example.com/ --max-urls 200
 	@echo
@@ -25,7 +30,7 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy src/sitemapkit
 
-unit: $(STAMP)
+unit: $(STAMP) bytecode
 	$(BIN)/pytest
 
 test: lint typecheck unit
@@ -35,3 +40,4 @@ bench: $(STAMP)
 
 clean:
 	rm -rf $(VENV) demo-out .pytest_cache .mypy_cache .ruff_cache
+	find src -name __pycache__ -type d -exec rm -rf {} +

@@ -404,9 +404,10 @@ class SitemapWriter:
     def _find_repeated_hashes(self) -> set[int]:
         """Hashes that occur more than once among all locs written.
 
-        Bucket by bucket: the bucket's slice of every sorted run is read, sorted (the
-        slices are already sorted runs, which timsort merges), and equal neighbours
-        kept, all in C. Memory: one bucket, about 1/64 of the hashes.
+        Bucket by bucket: the bucket's slice of every sorted run is read; only a bucket
+        that holds a repeat is sorted (the slices are already sorted runs, which timsort
+        merges) and its equal neighbours kept, all in C. Memory: one bucket, about 1/64
+        of the hashes.
         """
         if self._hashes:
             self._spill()
@@ -422,7 +423,8 @@ class SitemapWriter:
                     if hi > lo:
                         fh.seek(offset + 8 * lo)
                         part.frombytes(fh.read(8 * (hi - lo)))
-                if len(part) > 1:
+                # a set finds out whether the bucket repeats a hash, faster than sorting it
+                if len(part) > 1 and len(set(part)) != len(part):
                     ordered = sorted(part)
                     repeated.update(compress(ordered, map(eq, ordered, islice(ordered, 1, None))))
         return repeated

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -69,6 +70,25 @@ _LASTMOD = st.one_of(
         ]
     ),
     st.dates().map(str),
+    # dates and times with every field near and past its range (fast path: one regex)
+    st.builds(
+        "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}{}".format,
+        st.sampled_from([0, 1, 4, 100, 400, 1900, 2000, 2023, 2024, 2100, 9999]),
+        st.integers(0, 13),
+        st.integers(0, 32),
+        st.integers(0, 24),
+        st.integers(0, 60),
+        st.integers(0, 60),
+        st.one_of(
+            st.just("Z"),
+            st.builds(
+                "{}{:02d}:{:02d}".format,
+                st.sampled_from("+-"),
+                st.integers(0, 15),
+                st.integers(0, 60),
+            ),
+        ),
+    ),
 )
 _ROW = st.tuples(
     st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12),
@@ -110,6 +130,40 @@ def test_fast_path_agrees_with_row_path_on_any_rows(
     finally:
         sources._Fast.format = original  # type: ignore[method-assign]
     assert fast == slow
+
+
+def test_fast_path_takes_plain_blocks_and_writes_what_the_row_path_writes(
+    tmp_path: Path,
+) -> None:
+    lines = [
+        f"https://example.com/p/{i}?a=1&b={i}ü,2024-02-29T23:59:59{z},daily,0.{i % 10}"
+        for i, z in zip(range(300), ["Z", "+14:00", "-05:30"] * 100, strict=True)
+    ]
+    body = ("\n".join(lines) + "\n").encode()
+    with sk.SitemapWriter(tmp_path / "o", base_url=BASE) as w:
+        fast = sources._Fast(w, ["loc", "lastmod", "changefreq", "priority"])
+        result = fast.format(body)
+        assert result is not None  # the equivalence tests above are not vacuous
+        entries, count, hashes = result
+        assert count == 300 and len(hashes) == 300
+        # ...and each line is what the row path makes of the same row
+        for line, row in zip(entries.decode().splitlines(), lines, strict=True):
+            loc, lastmod, cf, pr = row.split(",")
+            url = sk.Url(w.resolve(loc), lastmod=lastmod, changefreq=cf, priority=pr)
+            assert line + "\n" == w.entry(url)[0]
+        # one bad value anywhere sends the whole block to the row path
+        assert fast.format(body.replace(b"2024-02-29T23", b"2023-02-29T23", 1)) is None
+        assert fast.format(body.replace(b"+14:00", b"+14:01", 1)) is None
+
+
+def test_txt_output_from_a_csv_lists_only_the_locs(tmp_path: Path) -> None:
+    src = tmp_path / "a.csv"
+    src.write_text(CSV, encoding="utf-8")
+    with sk.SitemapWriter(tmp_path / "out", base_url=BASE, format="txt") as w:
+        write_inputs(w, [str(src)])
+    assert (tmp_path / "out" / "sitemap.txt").read_text() == (
+        "https://example.com/k%C3%BCche?a=1&b=2\nhttps://example.com/x\nhttps://example.com/y\n"
+    )
 
 
 def test_csv_error_names_file_line_and_field(tmp_path: Path) -> None:
@@ -250,6 +304,29 @@ def test_forked_path_falls_back_when_bytes_bind(
     monkeypatch.setattr(sources, "_PARALLEL_MIN", 1 << 40)
     assert forked == _outputs(tmp_path, text, "e.csv", max_bytes=60_000)
     assert len(forked) > 4  # the byte limit, not the count, cut the shards
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        # a quoted loc holding a comma and a newline, deep in the second shard's range
+        lambda rows: (
+            [*rows[:1500], '"https://example.com/q,1\nx",2024-05-01,daily,0.5', *rows[1500:]]
+        ),
+        lambda rows: [*rows[:1700], "", *rows[1700:]],  # a blank line
+        lambda rows: [*rows[:1000], "", *rows[1000:]],  # a blank line where a range starts
+        lambda rows: [r + "\r" for r in rows],  # CRLF line ends
+    ],
+)
+def test_forked_path_falls_back_on_input_it_cannot_cut(
+    tmp_path: Path, parallel: None, monkeypatch: pytest.MonkeyPatch, damage: Any
+) -> None:
+    head, *rows = _big_csv(2_500).splitlines()
+    text = "\n".join([head, *damage(rows)]) + "\n"
+    forked = _outputs(tmp_path, text, "f.csv")
+    monkeypatch.setattr(sources, "_PARALLEL_MIN", 1 << 40)
+    assert forked == _outputs(tmp_path, text, "g.csv")
+    assert len(forked) == 4  # 3 shards + index: no row lost or split
 
 
 @pytest.mark.parametrize(

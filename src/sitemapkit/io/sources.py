@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import codecs
 import csv
-import datetime as dt
-import functools
 import io
 import itertools
 import json
@@ -26,7 +24,6 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Final, Protocol
-from urllib.parse import quote
 
 from ..core.model import CHANGEFREQS, Alternate, Image, InvalidValue, News, Url, Video
 from ..core.urls import XML_SPACE
@@ -101,12 +98,25 @@ _URI_BYTES: Final = (
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%\n"
 )
 _ASCII_BYTES: Final = bytes(range(128))
-_BAD_PCT: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
-_PRIORITIES: Final = frozenset(f"{i / 10:.1f}" for i in range(11))
-_DIGIT_SHAPE: Final = str.maketrans("0123456789", "9999999999")
-_DT_SHAPE: Final = "9999-99-99T99:99:99+99:99\n"
-_DT_SHAPE_NEG: Final = "9999-99-99T99:99:99-99:99\n"
-_D_SHAPE: Final = "9999-99-99\n"
+_BAD_PCT: Final = re.compile(rb"%(?![0-9A-Fa-f]{2})")
+_PRIORITIES: Final = frozenset(f"{i / 10:.1f}".encode() for i in range(11))
+_CHANGEFREQS: Final = frozenset(c.encode() for c in CHANGEFREQS)
+# The lastmods the fast path takes, one per line: a complete date, or a date and time
+# with seconds and an offset within ±14:00 (DATETIME.md), every field in range and the
+# day existing in its month (leap years by the Gregorian rule; year 0000 refused, as
+# format_lastmod refuses it). Anything else takes the row path, which says what is wrong.
+_YEAR: Final = rb"(?!0000)\d{4}"
+_LEAP_DAY: Final = (
+    rb"(?:(?!0000)\d\d(?:0[48]|[2468][048]|[13579][26])|(?:0[48]|[2468][048]|[13579][26])00)"
+    rb"-02-29"
+)
+_DATE: Final = (
+    rb"(?:" + _YEAR + rb"-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])"
+    rb"|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)|" + _LEAP_DAY + rb")"
+)
+_TIME: Final = rb"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d[+-](?:(?:0\d|1[0-3]):[0-5]\d|14:00)"
+_DATETIMES: Final = re.compile(rb"(?:" + _DATE + _TIME + rb"\n)*")
+_DATES: Final = re.compile(rb"(?:" + _DATE + rb"\n)*")
 _OPEN: Final = {
     "loc": "<loc>",
     "lastmod": "<lastmod>",
@@ -115,60 +125,19 @@ _OPEN: Final = {
 }
 
 
-@functools.lru_cache(maxsize=4096)
-def _valid_day(day: str) -> bool:
-    try:
-        return day[:4] != "0000" and dt.date.fromisoformat(day) is not None
-    except ValueError:
-        return False
-
-
-def _fast_lastmods(vals: list[str]) -> list[str] | None:
+def _fast_lastmods(vals: list[bytes]) -> list[bytes] | None:
     """The lastmods of a block as the writer emits them, if all are plain; else ``None``.
 
-    Plain means a complete date, or date and time with seconds and an offset, all
-    in range (checked on the whole block with string operations, not per value).
+    Plain means all complete dates, or all dates and times with seconds and an offset
+    (``Z`` is written ``+00:00``), checked on the whole block by one regular expression.
     """
-    n = len(vals)
-    lm = "\n".join(vals) + "\n"
-    lm = lm.replace("Z\n", "+00:00\n").replace("-00:00\n", "+00:00\n")
-    shape = lm.translate(_DIGIT_SHAPE)
-    if len(lm) == 26 * n and shape.replace(_DT_SHAPE_NEG, _DT_SHAPE) == _DT_SHAPE * n:
-        width = 26
-        if (
-            not set(zip(lm[11::26], lm[12::26], strict=True)) <= _HOURS
-            or not set(lm[14::26]) <= _TENS_MIN
-            or not set(lm[17::26]) <= _TENS_MIN
-            or not set(zip(lm[19::26], lm[20::26], lm[21::26], lm[23::26], lm[24::26], strict=True))
-            <= _ZONES
-        ):
-            return None
-    elif len(lm) == 11 * n and shape == _D_SHAPE * n:
-        width = 11
-    else:
+    lm = b"\n".join(vals) + b"\n"
+    if len(lm) == 11 * len(vals):
+        return vals if _DATES.fullmatch(lm) else None
+    lm = lm.replace(b"Z\n", b"+00:00\n").replace(b"-00:00\n", b"+00:00\n")
+    if len(lm) != 26 * len(vals) or _DATETIMES.fullmatch(lm) is None:
         return None
-    if not set(lm[5::width]) <= _TENS_MONTH:
-        return None
-    if not all(map(_valid_day, {lm[k : k + 10] for k in range(0, len(lm), width)})):
-        return None
-    return lm.split("\n")[:-1]
-
-
-_HOURS: Final = frozenset((f"{h:02d}"[0], f"{h:02d}"[1]) for h in range(24))
-# XML Schema and DATETIME.md: offsets within ±14:00, minutes 00-59
-_ZONES: Final = frozenset(
-    (sign, *f"{h:02d}", *f"{m:02d}")
-    for sign in "+-"
-    for h in range(15)
-    for m in range(60)
-    if h * 60 + m <= 14 * 60
-)
-_TENS_MIN: Final = frozenset("012345")
-_TENS_MONTH: Final = frozenset("01")
-
-
-def _pct_char(ch: str) -> str:
-    return quote(ch, safe="")
+    return lm.split(b"\n")[:-1]
 
 
 def detect_format(name: str, head: bytes) -> str:
@@ -210,8 +179,8 @@ class _Fast:
         # Every line must start with the base URL (lowercase scheme and host, so the
         # slow path would not change it) whether or not locations are checked:
         # anything else takes the slow path.
-        self.base = writer.base_url
-        self.prefix = "\n" + writer.base_url
+        self.base = writer.base_url.encode()
+        self.prefix = b"\n" + self.base
         order = [c for c in _BASIC if c in columns]
         self.order = order
         width = 2 * len(order) + 1
@@ -222,65 +191,73 @@ class _Fast:
             nxt = order[i + 1] if i + 1 < len(order) else None
             merged.append(f"</{c}>" + (_OPEN[nxt] if nxt else "</url>\n"))
         assert len(merged) == width
-        self.template = merged
+        self.template = [part.encode() for part in merged]
         self.width = width
 
-    def format(self, text: str) -> tuple[bytes, int, array[int]] | None:
+    def format(self, data: bytes) -> tuple[bytes, int, array[int]] | None:
         """Entry lines, their count and loc hashes for a block of whole input lines.
 
-        ``None`` when a value is not plain: the caller then takes the row path.
+        ``None`` when a value is not plain: the caller then takes the row path (which
+        also reports what is wrong, with its line).
 
-        URL checks, percent-encoding and escaping run on the whole block at once: the
-        other columns may only hold characters that none of these steps touch, and
-        they are checked to hold exactly that afterwards.
+        Works on the UTF-8 bytes. URL checks, percent-encoding and escaping run on the
+        whole block at once: the other columns may only hold characters that none of
+        these steps touch, and they are checked to hold exactly that afterwards.
         """
-        n = text.count("\n")
-        ncol = len(self.columns)
-        if not n or text.count(",") != n * (ncol - 1) or "\n\n" in text or text[0] == "\n":
+        n = data.count(b"\n")
+        if not n or b"\n\n" in data or data[0] == 10 or b"\r" in data or data[-1] != 10:
             return None
-        if not text.isascii():
-            # the non-ASCII characters, found in C: drop every ASCII byte of the UTF-8
-            for ch in set(text.encode().translate(None, _ASCII_BYTES).decode()):
-                text = text.replace(ch, _pct_char(ch))
+        high = data.translate(None, _ASCII_BYTES)
+        if high:
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            # IRI -> URI: each byte of a non-ASCII character's UTF-8 is percent-encoded
+            for byte in set(high):
+                data = data.replace(bytes((byte,)), b"%%%02X" % byte)
         if (
-            text.encode().translate(None, _URI_BYTES)
-            or ("%" in text and _BAD_PCT.search(text) is not None)
-            or "/." in text
-            or not text.startswith(self.base)
-            or text.count(self.prefix) != n - 1
+            data.translate(None, _URI_BYTES)
+            or (b"%" in data and _BAD_PCT.search(data) is not None)
+            or b"/." in data
+            or not data.startswith(self.base)
+            or data.count(self.prefix) != n - 1
         ):
             return None
-        if not self.txt and ("&" in text or "'" in text):
-            text = text.replace("&", "&amp;").replace("'", "&apos;")
-        fields = text.replace("\n", ",").split(",")
+        if not self.txt and (b"&" in data or b"'" in data):
+            data = data.replace(b"&", b"&amp;").replace(b"'", b"&apos;")
+        ncol = len(self.columns)
+        fields = data.split(b"\n") if ncol == 1 else data.replace(b"\n", b",").split(b",")
+        if len(fields) != n * ncol + 1:
+            return None
         fields.pop()  # after the last newline
         cols = {c: fields[i::ncol] for i, c in enumerate(self.columns)}
         loc_list = cols["loc"]
         # escaped lengths are an upper bound of the real ones: exact checks on the row path
         if max(map(len, loc_list)) > 2047 or min(map(len, loc_list)) < 12:
             return None
-        values: dict[str, list[str]] = {"loc": loc_list}
+        hashes = array("q", map(hash, loc_list))
+        if self.txt:
+            return data if ncol == 1 else b"\n".join(loc_list) + b"\n", n, hashes
+        values: dict[str, list[bytes]] = {"loc": loc_list}
         if "lastmod" in cols:
             lm = _fast_lastmods(cols["lastmod"])
             if lm is None:
                 return None
             values["lastmod"] = lm
         if "changefreq" in cols:
-            if not set(cols["changefreq"]) <= CHANGEFREQS:
+            if not set(cols["changefreq"]) <= _CHANGEFREQS:
                 return None
             values["changefreq"] = cols["changefreq"]
         if "priority" in cols:
             if not set(cols["priority"]) <= _PRIORITIES:
                 return None
             values["priority"] = cols["priority"]
-        hashes = array("q", map(hash, loc_list))
-        if self.txt:
-            return text.encode(), n, hashes
         out = self.template * n
         w = self.width
         for i, c in enumerate(self.order):
             out[2 * i + 1 :: w] = values[c]
-        return "".join(out).encode(), n, hashes
+        return b"".join(out), n, hashes
 
 
 def _split_ws(text: str) -> list[str]:
@@ -400,20 +377,19 @@ class _NotPlain(Exception):
 def _iter_ranges(path: str, body_start: int, per_shard: int) -> Iterator[tuple[int, int, int]]:
     """Byte ranges of ``per_shard`` lines each after ``body_start``, with first line numbers.
 
-    Raises :class:`_NotPlain` when the file cannot be cut at newlines: quotes (a quoted
-    field may hold a newline), CR, blank lines, or no final newline. Reads the file
-    once, a MiB at a time (not mmap: mapped pages would count as resident memory).
+    Raises :class:`_NotPlain` when the file does not end with a newline. Reads the file
+    once, a MiB at a time (not mmap: mapped pages would count as resident memory), and
+    only counts newlines: whether a range can be cut there (no quotes, CR or blank
+    lines) is checked by the worker that writes it (:func:`_range_job`).
     """
     start = body_start
     need = per_shard
     line = 1
-    prev = b"\n"  # the byte before body_start is the header's newline (or nothing)
+    prev = b"\n"
     with open(path, "rb") as fh:
         fh.seek(body_start)
         offset = body_start
         while chunk := fh.read(1 << 20):
-            if b'"' in chunk or b"\r" in chunk or b"\n\n" in prev + chunk[:1] or b"\n\n" in chunk:
-                raise _NotPlain
             c = chunk.count(b"\n")
             if c < need:
                 need -= c
@@ -448,7 +424,8 @@ def _range_job(job: tuple[int, int, int, int, str]) -> tuple[Any, ...]:
     """Write one whole shard from a byte range of the input (runs in a forked process).
 
     Returns ``("ok", count, raw bytes, stored bytes, hashes)``, ``("error", message,
-    line, field, hint)`` or ``("too-big",)`` when the byte limit would cut the range.
+    line, field, hint)``, ``("too-big",)`` when the byte limit would cut the range, or
+    ``("not-plain",)`` when the range holds quotes, CR or blank lines.
     """
     assert _RANGE_CTX is not None
     w, fast, columns, src, where = _RANGE_CTX
@@ -456,17 +433,6 @@ def _range_job(job: tuple[int, int, int, int, str]) -> tuple[Any, ...]:
     with open(src, "rb") as fh:
         fh.seek(start)
         data = fh.read(end - start)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = first_line + data[: exc.start].count(b"\n")
-        return (
-            "error",
-            f"input is not valid UTF-8: {exc.reason}",
-            line,
-            None,
-            "convert the file to UTF-8",
-        )
     out = ShardFile(Path(target), gzip=w.gzip, level=w.gzip_level)
     out._do_open()
     out._do_write(w._header(0).encode())
@@ -475,17 +441,31 @@ def _range_job(job: tuple[int, int, int, int, str]) -> tuple[Any, ...]:
     line = first_line
     pos = 0
     ncol = len(columns)
-    while pos < len(text):
-        cut = text.find("\n", min(len(text), pos + _BLOCK)) + 1 or len(text)
-        part = text[pos:cut]
+    while pos < len(data):
+        cut = data.find(b"\n", min(len(data), pos + _BLOCK)) + 1 or len(data)
+        block = data[pos:cut]
         pos = cut
-        res = fast.format(part)
+        res = fast.format(block)
         if res is not None:
             out._do_write(res[0])
             hashes.extend(res[2])
             count += res[1]
             line += res[1]
             continue
+        if b'"' in block or b"\r" in block or b"\n\n" in block or block[:1] == b"\n":
+            # a quoted field may hold a newline, a blank line is not a row: the ranges
+            # may be cut wrongly, so the input is written by the sequential path
+            return ("not-plain",)
+        try:
+            part = block.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return (
+                "error",
+                f"input is not valid UTF-8: {exc.reason}",
+                line + block[: exc.start].count(b"\n"),
+                None,
+                "convert the file to UTF-8",
+            )
         chunk: list[bytes] = []
         for raw in part.split("\n")[:-1]:
             try:
@@ -552,7 +532,7 @@ def _write_parallel(
             res = task.get()
             if res[0] == "error":
                 raise InputError(res[1], where=where, line=res[2], field=res[3], hint=res[4])
-            if res[0] == "too-big":
+            if res[0] in ("too-big", "not-plain"):
                 raise _NotPlain
             results.append(res)
             done += res[1]
@@ -624,7 +604,7 @@ def _write_csv(
             rest = itertools.chain([text], (t for _, t in it))
             _csv_rows(w, columns, rest, where, start, done, progress)
             return
-        result = fast.format(text) if "\r" not in text else None
+        result = fast.format(text.encode())
         if result is None:
             done = _csv_rows(w, columns, [text], where, start, done, progress)
             continue
@@ -702,7 +682,7 @@ def _write_txt(
 ) -> None:
     fast = _Fast(w, ["loc"])
     if w.incremental:
-        fast.format = lambda text: None  # type: ignore[method-assign]  # every URL via add()
+        fast.format = lambda data: None  # type: ignore[method-assign]  # every URL via add()
     if path is not None and _is_big(stream) and not w.incremental:
         with open(path, "rb") as fh:
             start = 3 if fh.read(3) == codecs.BOM_UTF8 else 0
@@ -711,7 +691,7 @@ def _write_txt(
     done = 0
     try:
         for start, text in _read_text_blocks(stream):
-            result = fast.format(text) if "\r" not in text else None
+            result = fast.format(text.encode())
             if result is not None:
                 w._add_block(*result)
                 done += result[1]
