@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import itertools
+import os
 import random
 import resource
 import time
@@ -35,7 +36,7 @@ from sitemapkit.core.parse import (
     iter_parse,
     parse_bytes,
 )
-from sitemapkit.errors import LimitError, ParseError, UnsafeXMLError
+from sitemapkit.errors import LimitError, ParseError, SitemapError, UnsafeXMLError
 
 SM = "http://www.sitemaps.org/schemas/sitemap/0.9"
 DECL = b'<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -1102,23 +1103,32 @@ def test_entry_budget() -> None:
         parse("\n".join(f"https://example.com/{i}" for i in range(11)).encode(), max_entries=10)
 
 
-def test_memory_stays_flat_on_long_documents() -> None:
+@pytest.mark.parametrize("scanned", [True, False])
+def test_memory_stays_flat_on_long_documents(scanned: bool) -> None:
     """Entries are dropped from the tree as they are read: the root never holds more
-    than the current entry and its predecessor."""
+    than the current entry and its predecessor. Plain entries are scanned, and the
+    scanner holds at most one unfinished entry."""
     parser = SitemapParser()
     parser.feed(DECL + f'<urlset xmlns="{SM}">'.encode())
+    if not scanned:  # a comment hands the document to libxml2
+        parser.feed(b"<!-- from here on, a tree -->")
+    assert parser._scan is scanned
     total = 0
     widths = []
     for i in range(200):
         chunk = "".join(
             url(f"https://example.com/{i}/{j}", "<priority>0.5</priority>") for j in range(100)
         )
-        total += len(parser.feed(chunk.encode()))
-        assert parser._container is not None
-        widths.append(len(parser._container))
+        total += len(parser.feed(chunk.encode()[:-7]))  # the last entry unfinished
+        if scanned:
+            assert parser._container is None and 0 < len(parser._scan_buf) < 200
+        total += len(parser.feed(chunk.encode()[-7:]))
+        if not scanned:
+            assert parser._container is not None
+            widths.append(len(parser._container))
     total += len(parser.close())
     assert total == 20_000
-    assert max(widths) <= 2
+    assert max(widths, default=0) <= 2
 
 
 # -- fast path = slow path ----------------------------------------------------------------
@@ -1392,3 +1402,83 @@ def test_zlib_level_does_not_matter() -> None:
         compressor = zlib.compressobj(level, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
         data = compressor.compress(doc) + compressor.flush()
         assert len(parse(data)[0]) == 300
+
+
+# -- the scanner = libxml2 ------------------------------------------------------------------
+
+SCAN_PIECES = st.sampled_from(
+    [
+        b"<url><loc>https://example.com/a</loc></url>",
+        b"<url><loc>https://example.com/b?x=1&amp;y=&lt;2&gt;</loc>"
+        b"<lastmod>2024-05-01T10:00:00Z</lastmod></url>",
+        b"<url>\n  <loc> https://example.com/c </loc>\n  <lastmod>2024-02-29</lastmod>\n"
+        b"  <changefreq>daily</changefreq>\n  <priority>0.5</priority>\n</url>",
+        b"<url>\r\n<loc>https://example.com/d</loc>\r\n<priority>1.0</priority>\r\n</url>",
+        b"<url>\r<loc>https://example.com/e</loc>\r</url>",
+        b"<url><loc>https://example.com/f</loc><lastmod>2023-02-29</lastmod></url>",
+        b"<url><loc>HTTPS://Example.com/g</loc></url>",
+        b"<url><loc>/relative</loc></url>",
+        b"<url><loc>https://example.com/\xc3\xbc</loc></url>",
+        b"<url><loc>https://example.com/\xff</loc></url>",
+        b"<url><loc>https://example.com/h&#38;</loc></url>",
+        b"<url><loc>https://example.com/i&bogus;</loc></url>",
+        b"<url><loc><![CDATA[https://example.com/j]]></loc></url>",
+        b"<url><loc>https://example.com/k]]></loc></url>",
+        b"<url><loc>https://example.com/l\x01</loc></url>",
+        b"<url><loc>https://example.com/m</loc><image:image><image:loc>"
+        b"https://example.com/m.jpg</image:loc></image:image></url>",
+        b"<url><loc>https://example.com/n</loc><priority>2</priority></url>",
+        b"<url><loc></loc></url>",
+        b"<url ><loc>https://example.com/o</loc></url>",
+        b"<url><loc>https://example.com/p</loc><loc>https://example.com/q</loc></url>",
+        b"<!-- a comment -->",
+        b"stray text",
+        b"<foo/>",
+        b"<url><loc>https://example.com/r",  # never closed
+        b"\n",
+        b"  ",
+    ]
+)
+
+
+def _scan_outcome(data: bytes, *, fast: bool, cuts: list[int]) -> tuple[object, ...]:
+    parser = SitemapParser(source="s.xml", base_url="https://example.com/s.xml")
+    parser._fast = fast
+    records: list[Record] = []
+    last = 0
+    try:
+        for cut in [*sorted(cuts), len(data)]:
+            records += parser.feed(data[last:cut])
+            last = cut
+        records += parser.close()
+    except SitemapError as exc:
+        return records, parser.findings, str(exc)
+    return records, parser.findings, None
+
+
+@settings(max_examples=int(os.environ.get("SCAN_EXAMPLES", "400")), deadline=None)
+@given(
+    st.lists(SCAN_PIECES, max_size=12),
+    st.booleans(),
+    st.lists(st.integers(0, 2_000), max_size=6),
+)
+def test_scanner_reads_what_libxml2_reads(
+    pieces: list[bytes], closed: bool, cuts: list[int]
+) -> None:
+    """Records and findings (lines, columns) do not depend on the scanner, nor on where
+    the chunks are cut."""
+    body = b"".join(pieces)
+    data = DECL + b'<urlset xmlns="' + SM.encode() + b'"' + NAMESPACES + b">\n" + body
+    if closed:
+        data += b"\n</urlset>\n"
+    cuts = [c % (len(data) + 1) for c in cuts]
+    scanned = _scan_outcome(data, fast=True, cuts=cuts)
+    assert scanned == _scan_outcome(data, fast=True, cuts=[])
+    assert scanned == _scan_outcome(data, fast=False, cuts=[])
+
+
+def test_scanner_counts_lines_for_its_own_findings() -> None:
+    body = "\n".join(url(f"https://example.com/{i}") for i in range(50_001))
+    records, findings, _ = parse(urlset(body))
+    assert len(records) == 50_001
+    assert [(f.rule, f.line) for f in findings] == [("SM110", 50_001 + 2)]

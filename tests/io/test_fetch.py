@@ -14,7 +14,7 @@ import time
 import tracemalloc
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -833,3 +833,27 @@ def test_retry_after_values() -> None:
     )
     wait = fetch._retry_after(later, 60)
     assert wait is not None and 25 <= wait <= 31
+
+
+def test_batches_from_workers_are_lazy_columns_equal_to_the_records(site: Site) -> None:
+    children = [site.url(f"/c{i}.xml") for i in range(2)]
+    site["/i.xml"] = index(*children)
+    for i in range(2):
+        site[f"/c{i}.xml"] = urlset(*(f"https://e.com/{i}/{j}?a=1&amp;b=2" for j in range(2000)))
+
+    def batches(workers: int) -> dict[str, list[Sequence[Url | SitemapRef]]]:
+        out: dict[str, list[Sequence[Url | SitemapRef]]] = {}
+        with read_url_records(site.url("/i.xml"), workers=workers) as it:
+            for source, records in it.batches():
+                out.setdefault(source, []).append(records)
+        return out
+
+    local, remote = batches(0), batches(1)
+    assert sorted(local) == sorted(remote) == sorted(children)
+    for source, parts in remote.items():
+        expected = [r for part in local[source] for r in part]
+        assert all(isinstance(p, fetch.PlainUrls) for p in parts)
+        assert [r for part in parts for r in part] == expected
+        assert "\n".join(p.loc_text for p in parts).split("\n") == [r.loc for r in expected]
+        first = parts[0]
+        assert first[1] == expected[1] and first[:3] == expected[:3] and len(first) > 3

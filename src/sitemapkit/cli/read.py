@@ -6,22 +6,22 @@ import csv
 import io
 import json
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import IO
 
 import click
 
-from ..core.model import SitemapRef
+from ..core.model import SitemapRef, Url
 from ..errors import SitemapError
-from ..reader import ReadReport, SourcedRecord, read
+from ..reader import ReadReport, read_batches
 
+_FLUSH = 1 << 20
 _COLUMNS = ("kind", "loc", "lastmod", "changefreq", "priority", "images", "alternates", "source")
 
 
-def _row(sr: SourcedRecord) -> list[str]:
-    r = sr.record
+def _row(r: Url | SitemapRef, source: str) -> list[str]:
     if isinstance(r, SitemapRef):
-        return ["sitemap", r.loc, str(r.lastmod or ""), "", "", "", "", sr.source]
+        return ["sitemap", r.loc, str(r.lastmod or ""), "", "", "", "", source]
     return [
         "url",
         r.loc,
@@ -30,42 +30,53 @@ def _row(sr: SourcedRecord) -> list[str]:
         "" if r.priority is None else f"{r.priority:.1f}",
         " ".join(i.loc for i in r.images),
         " ".join(f"{a.hreflang}={a.href}" for a in r.alternates),
-        sr.source,
+        source,
     ]
 
 
-def emit(records: Iterable[SourcedRecord], fmt: str, out: IO[bytes]) -> int:
-    """Write records in ``fmt``; return how many were written."""
+def emit(
+    batches: Iterable[tuple[str, Sequence[Url | SitemapRef]]], fmt: str, out: IO[bytes]
+) -> int:
+    """Write batches of records in ``fmt``; return how many records were written."""
     n = 0
-    buf: list[str] = []
     if fmt in ("csv", "tsv"):
         text = io.StringIO()
         w = csv.writer(text, delimiter="\t" if fmt == "tsv" else ",", lineterminator="\n")
         w.writerow(_COLUMNS)
-        for sr in records:
-            w.writerow(_row(sr))
-            n += 1
-            if n % 10_000 == 0:
+        for source, records in batches:
+            w.writerows(_row(r, source) for r in records)
+            n += len(records)
+            if text.tell() >= _FLUSH:
                 out.write(text.getvalue().encode())
                 text.seek(0)
                 text.truncate()
         out.write(text.getvalue().encode())
         return n
-    for sr in records:
-        r = sr.record
+    buf: list[str] = []
+    size = 0
+    for source, records in batches:
         if fmt == "urls":
-            buf.append(r.loc)
+            # a batch from a parser process carries its locs as one string
+            loc_text: str | None = getattr(records, "loc_text", None)
+            buf.append(loc_text if loc_text is not None else "\n".join(r.loc for r in records))
         else:
-            rec = r.to_record()
-            rec["source"] = sr.source
-            buf.append(json.dumps(rec, ensure_ascii=False))
-        n += 1
-        if len(buf) >= 10_000:
+            tail = ", " + json.dumps("source", ensure_ascii=False) + ": "
+            tail += json.dumps(source, ensure_ascii=False) + "}"
+            buf.append("\n".join(_jsonl(r, tail) for r in records))
+        n += len(records)
+        size += len(records)
+        if size >= 10_000:
             out.write(("\n".join(buf) + "\n").encode())
             buf.clear()
+            size = 0
     if buf:
         out.write(("\n".join(buf) + "\n").encode())
     return n
+
+
+def _jsonl(r: Url | SitemapRef, tail: str) -> str:
+    """One JSON line: the record's fields in the shape `write` accepts, then its source."""
+    return json.dumps(r.to_record(), ensure_ascii=False)[:-1] + tail
 
 
 @click.command("read")
@@ -101,15 +112,17 @@ def read_cmd(
     out = sys.stdout.buffer
     seen = 0
 
-    def counted(items: Iterable[SourcedRecord]) -> Iterator[SourcedRecord]:
+    def counted(
+        batches: Iterable[tuple[str, Sequence[Url | SitemapRef]]],
+    ) -> Iterator[tuple[str, Sequence[Url | SitemapRef]]]:
         nonlocal seen
-        for item in items:
-            seen += 1
-            yield item
+        for batch in batches:
+            seen += len(batch[1])
+            yield batch
 
     try:
         records = counted(
-            read(
+            read_batches(
                 target,
                 published_at=published_at,
                 follow=not no_follow,

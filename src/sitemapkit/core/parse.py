@@ -190,6 +190,32 @@ _LINE_BREAK: Final = re.compile(rb"\r\n|\r|\n")
 _FAST_DATE: Final = re.compile(LASTMOD_RE)
 _PRIORITIES: Final = {f"{i / 10:.1f}": i / 10 for i in range(11)}
 
+# The scanner (see SitemapParser._scan_feed): a <urlset> whose entries hold only plain
+# loc/lastmod/changefreq/priority elements is read with regular expressions instead of a
+# tree; anything else hands the rest of the document to libxml2. A value is character
+# data without markup, CDATA or references other than the five predefined entities.
+_SCAN_SPACE: Final = "[ \\t\\r\\n]*"
+_SCAN_VALUE: Final = (
+    "([^<&\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\ufffe\\uffff]*"
+    "(?:&(?:amp|lt|gt|quot|apos);[^<&\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\ufffe\\uffff]*)*)"
+)
+_SCAN_ENTRY: Final = re.compile(
+    f"{_SCAN_SPACE}<url>{_SCAN_SPACE}<loc>{_SCAN_VALUE}</loc>{_SCAN_SPACE}"
+    f"(?:<lastmod>{_SCAN_VALUE}</lastmod>{_SCAN_SPACE})?"
+    f"(?:<changefreq>{_SCAN_VALUE}</changefreq>{_SCAN_SPACE})?"
+    f"(?:<priority>{_SCAN_VALUE}</priority>{_SCAN_SPACE})?</url>"
+)
+# The prolog and root start tag the scanner takes over after: an XML declaration,
+# stylesheet processing instructions and <urlset> with attributes, nothing else (no
+# DOCTYPE, no comments). The declaration's encoding is checked separately.
+_SCAN_HEAD: Final = re.compile(
+    rb"(?:<\?xml[^>]*\?>)?[ \t\r\n]*(?:<\?xml-stylesheet[^>]*\?>[ \t\r\n]*)*"
+    rb"<urlset(?:[ \t\r\n]+[A-Za-z_][-\w.:]*[ \t\r\n]*=[ \t\r\n]*(?:\"[^\"<]*\"|'[^'<]*'))*"
+    rb"[ \t\r\n]*>"
+)
+#: Bytes the scanner holds while waiting for the end of an entry before it gives up.
+_SCAN_PENDING: Final = 1 << 16
+
 # The W3C Datetime grammar of spec/DATETIME.md (syntax only; ranges are parse_w3c's job).
 _W3C: Final = re.compile(
     r"[0-9]{4}(?:-[0-9]{2}(?:-[0-9]{2}(?:T[0-9]{2}:[0-9]{2}(?::[0-9]{2}(?:\.[0-9]+)?)?"
@@ -352,6 +378,19 @@ def _fast_url(loc: str, lastmod: str | None, cf: str | None, pr: str | None) -> 
     return url
 
 
+def _unescape(text: str) -> str:
+    """Decode the five predefined entities (the only references the scanner takes)."""
+    if text.count("&") == text.count("&amp;"):
+        return text.replace("&amp;", "&")
+    return (
+        text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", '"')
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+    )
+
+
 def _canonical_loc(loc: str) -> bool:
     """The loc test of ``_fast_url`` (inlined there): the model keeps ``loc`` as it is."""
     return (
@@ -479,6 +518,13 @@ class SitemapParser:
         self._news = 0
         self._reported: set[str] = set()
         self._prefix_reported = False
+        # the scanner: on while it reads the entries (see _scan_feed)
+        self._scan = False
+        self._scan_ok = False
+        self._scan_buf = b""
+        self._scan_line = 0  # line of the first byte after the root start tag
+        self._scan_nl = 0  # line breaks scanned since then
+        self._scan_col = 0  # bytes scanned since the last of them
 
     # -- public -------------------------------------------------------------------------
 
@@ -721,7 +767,7 @@ class SitemapParser:
                 self._sniff = None
                 self._on_root(root, head)
                 self._state = _XML
-                self._feed_xml(head + data[i + _SNIFF_STEP :])
+                self._begin_xml(head + data[i + _SNIFF_STEP :])
                 return
 
     def _on_root(self, root: etree._Element | None, head: bytes) -> None:
@@ -762,6 +808,15 @@ class SitemapParser:
                 )
         self._entry_tag = entry
         self._xml = _pull_parser(("end",), entry)
+        if root is not None and self.kind == "urlset" and root.prefix is None:
+            info = root.getroottree().docinfo
+            decl = _XML_DECL.match(head)
+            enc = decl.group(1) if decl is not None else None
+            self._scan_ok = (
+                not info.doctype
+                and info.internalDTD is None
+                and (enc is None or enc.lower() in (b"utf-8", b"utf8"))
+            )
 
     def _check_prolog(self, root: etree._Element, head: bytes) -> None:
         has_decl = head.startswith(b"<?xml")
@@ -839,7 +894,115 @@ class SitemapParser:
         self._core = {_q(ns, n): n for n in names}
         return _q(ns, entry)
 
+    def _begin_xml(self, data: bytes) -> None:
+        """Feed the document from its first byte: libxml2 reads the prolog and the root
+        start tag, then the scanner takes the entries when it can."""
+        m = _SCAN_HEAD.match(data) if self._scan_ok and self._fast else None
+        if m is None:
+            self._feed_xml(data)
+            return
+        head = data[: m.end()]
+        self._feed_xml(head)
+        if self._state == _XML:
+            self._scan = True
+            self._scan_line = self._line_off + 1 + head.count(b"\n")
+            self._scan_feed(data[m.end() :])
+
+    # -- the scanner ----------------------------------------------------------------------
+    #
+    # Most sitemaps are long runs of plain entries. The scanner reads those with one
+    # regular expression per entry (_SCAN_ENTRY) and builds each Url on the fast path;
+    # the first thing it does not take (an extension, a comment, CDATA, a value the fast
+    # path refuses, bad UTF-8, the end tag) hands the rest of the document to libxml2,
+    # fed after padding of as many line breaks and spaces as the scanned bytes held, so
+    # that its line and column numbers stay those of the document. Scanned or not, the
+    # records and findings are the same (tests/core/test_parse.py compares them).
+
+    def _scan_feed(self, data: bytes) -> None:
+        buf = self._scan_buf + data if self._scan_buf else data
+        self._scan_buf = b""
+        done = 0
+        end = buf.rfind(b"</url>") + 6
+        if end >= 6:
+            try:
+                text = buf[:end].decode()
+            except UnicodeDecodeError:
+                self._scan_switch(buf)
+                return
+            stop = text.find("]]>")  # not allowed in character data: libxml2 reports it
+            limit = len(text) if stop < 0 else stop
+            i = self._scan_text(text, limit)
+            done = end if i == len(text) else len(text[:i].encode())
+            self._scan_advance(buf, done)
+            if i < limit or stop >= 0:
+                self._scan_switch(buf[done:])
+                return
+        rest = buf[done:]
+        tail = rest.lstrip(_SPACE)
+        if len(rest) > _SCAN_PENDING or (
+            tail and not (tail.startswith(b"<url>") or b"<url>".startswith(tail))
+        ):
+            self._scan_switch(rest)  # the end tag, a comment, anything else: libxml2 reads on
+        else:
+            self._scan_buf = rest
+
+    def _scan_text(self, text: str, limit: int) -> int:
+        """Read plain entries from ``text[:limit]``; return where the first other one starts."""
+        match = _SCAN_ENTRY.match
+        append = self._out.append
+        max_entries = self.max_entries
+        pos = 0
+        while pos < limit:
+            m = match(text, pos, limit)
+            if m is None:
+                return pos
+            loc, lastmod, changefreq, priority = m.groups()
+            if "&" in loc:
+                loc = _unescape(loc)
+            if lastmod is not None and "&" in lastmod:
+                lastmod = _unescape(lastmod)
+            if changefreq is not None and "&" in changefreq:
+                changefreq = _unescape(changefreq)
+            if priority is not None and "&" in priority:
+                priority = _unescape(priority)
+            url = _fast_url(loc, lastmod, changefreq, priority)
+            if url is None:
+                return pos
+            self.entries += 1
+            if self.entries > max_entries:
+                self._over_budget(self._scan_line_at(text, pos))
+            self._placed += 1
+            if self._placed == limits.MAX_URLS + 1:
+                self._too_many(self._scan_line_at(text, pos))
+            append(url)
+            pos = m.end()
+        return pos
+
+    def _scan_line_at(self, text: str, pos: int) -> int:
+        """The line of the entry that starts (after white space) at ``text[pos]``."""
+        tag = text.index("<url>", pos)
+        return self._scan_line + self._scan_nl + text.count("\n", 0, tag)
+
+    def _scan_advance(self, buf: bytes, done: int) -> None:
+        """Count the line breaks of the ``done`` bytes just scanned."""
+        breaks = buf.count(b"\n", 0, done)  # libxml2 counts LF only (CR LF is one break)
+        if breaks:
+            last = buf.rfind(b"\n", 0, done)
+            self._scan_nl += breaks
+            self._scan_col = done - last - 1
+        else:
+            self._scan_col += done
+
+    def _scan_switch(self, rest: bytes) -> None:
+        """Hand the rest of the document to libxml2, padded to keep its positions."""
+        self._scan = False
+        self._scan_buf = b""
+        self._feed_xml(b"\n" * self._scan_nl + b" " * self._scan_col + rest)
+
     def _feed_xml(self, data: bytes) -> None:
+        if self._scan:
+            self._scan_feed(data)
+            return
         parser = self._xml
         assert parser is not None
         for i in range(0, len(data), _XML_STEP):
@@ -2137,7 +2300,9 @@ class SitemapParser:
             self._head = []
             self._sniff = None
             self._on_root(root, head)
-            self._feed_xml(head)
+            self._begin_xml(head)
+        if self._scan and self._state == _XML:
+            self._scan_switch(self._scan_buf)
         if self._state == _XML:
             self._close_xml()
         elif self._state == _TEXT:

@@ -58,11 +58,19 @@ import sys
 import time
 import zlib
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Generator, Iterator
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterator,
+    Sequence,
+)
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, BinaryIO, Final, NamedTuple, Protocol
+from typing import Any, BinaryIO, Final, NamedTuple, Protocol, overload
 from urllib.parse import urlsplit
 
 import httpx
@@ -407,13 +415,53 @@ def _pack(records: list[Record]) -> Any:
     )
 
 
-def _unpack(data: Any) -> list[Record]:
+class PlainUrls(Sequence[Url]):
+    """A batch of plain Urls (loc, lastmod, changefreq and priority only) as a parser
+    worker sends it: columns, built into :class:`~sitemapkit.Url` objects only when
+    read. ``loc_text`` holds the locs joined by line breaks (no loc holds one), for
+    consumers that need nothing else."""
+
+    __slots__ = ("_changefreqs", "_columns", "_lastmods", "_priorities", "loc_text")
+
+    def __init__(
+        self, loc_text: str, lastmods: str, changefreqs: str, priorities: list[float | None]
+    ) -> None:
+        self.loc_text = loc_text
+        self._lastmods = lastmods
+        self._changefreqs = changefreqs
+        self._priorities = priorities
+        self._columns: tuple[list[str], list[str], list[str]] | None = None
+
+    def __len__(self) -> int:
+        return len(self._priorities)
+
+    def _split(self) -> tuple[list[str], list[str], list[str]]:
+        if self._columns is None:
+            self._columns = (
+                self.loc_text.split("\n"),
+                self._lastmods.split("\n"),
+                self._changefreqs.split("\n"),
+            )
+        return self._columns
+
+    def __iter__(self) -> Iterator[Url]:
+        return map(_plain_url, *self._split(), self._priorities)
+
+    @overload
+    def __getitem__(self, i: int) -> Url: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[Url]: ...
+    def __getitem__(self, i: int | slice) -> Url | list[Url]:
+        locs, lastmods, changefreqs = self._split()
+        if isinstance(i, slice):
+            return list(map(_plain_url, locs[i], lastmods[i], changefreqs[i], self._priorities[i]))
+        return _plain_url(locs[i], lastmods[i], changefreqs[i], self._priorities[i])
+
+
+def _unpack(data: Any) -> Sequence[Record]:
     if isinstance(data, list):
         return data
-    locs, lastmods, changefreqs, priorities = data
-    return list(
-        map(_plain_url, locs.split("\n"), lastmods.split("\n"), changefreqs.split("\n"), priorities)
-    )
+    return PlainUrls(*data)
 
 
 def _keep(records: list[Record], urls: bool) -> list[Record]:
@@ -619,7 +667,7 @@ class _Pool:
 
 # -- documents ----------------------------------------------------------------------------
 
-Emit = Callable[[list[Record]], Awaitable[None]]
+Emit = Callable[[Sequence[Record]], Awaitable[None]]
 
 
 class _Document:
@@ -819,7 +867,7 @@ class _Runner:
         self,
         flow: DiscoveryFlow,
         opts: _Options,
-        out: asyncio.Queue[tuple[str, list[Record]] | None] | None,
+        out: asyncio.Queue[tuple[str, Sequence[Record]] | None] | None,
         client: httpx.AsyncClient | None,
     ) -> None:
         self.flow = flow
@@ -888,8 +936,12 @@ class _Runner:
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
 
-    async def _emit_records(self, req: FetchRequest, records: list[Record]) -> None:
+    async def _emit_records(self, req: FetchRequest, records: Sequence[Record]) -> None:
         flow = self.flow
+        if type(records) is PlainUrls:  # no index entries among them: nothing to follow
+            if self.out is not None:
+                await self.out.put((req.url, records))
+            return
         before = flow.pending
         flow.on_records(req, records)
         if flow.pending != before:
@@ -924,7 +976,7 @@ class _Runner:
     async def _fetch(self, req: FetchRequest) -> None:
         state = _FetchState(req.url)
 
-        async def emit(records: list[Record]) -> None:
+        async def emit(records: Sequence[Record]) -> None:
             await self._emit_records(req, records)
 
         attempt = 0
@@ -1251,9 +1303,9 @@ class _Settings:
 
 async def _batches(
     flow: DiscoveryFlow, opts: _Options, client: httpx.AsyncClient | None, keep: bool
-) -> AsyncGenerator[tuple[str, list[Record]], None]:
+) -> AsyncGenerator[tuple[str, Sequence[Record]], None]:
     """Run a crawl; yield ``(sitemap_url, records)`` batches as they are parsed."""
-    out: asyncio.Queue[tuple[str, list[Record]] | None] | None = (
+    out: asyncio.Queue[tuple[str, Sequence[Record]] | None] | None = (
         asyncio.Queue(_QUEUE) if keep else None
     )
     runner = _Runner(flow, opts, out, client)
@@ -1310,7 +1362,7 @@ class RecordStream:
         flow, opts = settings.start(target)
         self.tree: SitemapTree = flow.tree
         self._batches = _batches(flow, opts, settings.client, keep=True)
-        self._batch: list[Record] = []
+        self._batch: Sequence[Record] = []
         self._source = ""
         self._index = 0
 
@@ -1325,7 +1377,7 @@ class RecordStream:
         self._index += 1
         return _sourced((record, self._source))
 
-    def batches(self) -> AsyncIterator[tuple[str, list[Record]]]:
+    def batches(self) -> AsyncIterator[tuple[str, Sequence[Record]]]:
         """The same records as ``(sitemap_url, [record, …])`` batches (less overhead);
         use either this or the stream itself."""
         return self._batches
@@ -1356,19 +1408,33 @@ class RecordIterator:
     def __init__(self, target: str, settings: _Settings) -> None:
         flow, opts = settings.start(target)
         self.tree: SitemapTree = flow.tree
-        self._iter = self._records(flow, opts)
+        self._batch_iter = self._batches(flow, opts)
+        self._iter = self._records(self._batch_iter)
+
+    def batches(self) -> Iterator[tuple[str, Sequence[Record]]]:
+        """The same records as ``(sitemap_url, [record, …])`` batches (less overhead);
+        use either this or the iterator itself."""
+        return self._batch_iter
 
     @staticmethod
-    def _records(flow: DiscoveryFlow, opts: _Options) -> Generator[Sourced, None, None]:
+    def _records(
+        batches: Iterator[tuple[str, Sequence[Record]]],
+    ) -> Generator[Sourced, None, None]:
+        for source, records in batches:
+            yield from map(_sourced, zip(records, itertools.repeat(source)))
+
+    @staticmethod
+    def _batches(
+        flow: DiscoveryFlow, opts: _Options
+    ) -> Generator[tuple[str, Sequence[Record]], None, None]:
         loop = asyncio.new_event_loop()
         gen = _batches(flow, opts, None, keep=True)
         try:
             while True:
                 try:
-                    source, records = loop.run_until_complete(gen.__anext__())
+                    yield loop.run_until_complete(gen.__anext__())
                 except StopAsyncIteration:
                     return
-                yield from map(_sourced, zip(records, itertools.repeat(source)))
         finally:
             try:
                 loop.run_until_complete(gen.aclose())
@@ -1384,6 +1450,7 @@ class RecordIterator:
 
     def close(self) -> None:
         self._iter.close()
+        self._batch_iter.close()
 
     def __enter__(self) -> RecordIterator:
         return self
