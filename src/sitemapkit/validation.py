@@ -15,6 +15,14 @@ Across a set, duplicate and hreflang checks keep a few dozen bytes per URL.
 A local build folder mirrors the site: a local index validated with its URL
 (``published_at``) finds each child whose URL lies under the index's directory URL at the
 matching path beside it; a child that is not there is noted as not checked.
+
+Offline means no network: a local file is never fetched. With ``online=True`` the URL of
+every sitemap of the set (a URL target, or a local file's published URL) is checked the
+way a crawler meets it (SM012: status, robots.txt, login); with ``check_urls=True`` every
+``<loc>``, hreflang alternate and video URL of the set too (SM217, HRE908, VID718,
+VID719), through :mod:`sitemapkit.io.urlcheck` while the document is read: the records
+stream from the reader to a bounded window of checks, and only the findings wait for the
+document's end to get their lines.
 """
 
 from __future__ import annotations
@@ -23,32 +31,40 @@ import datetime as dt
 import email.utils
 import re
 import zlib
-from collections.abc import Iterable, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 from urllib.parse import unquote
 
 from lxml import etree
 
 from .core.finding import Finding, Severity
-from .core.parse import DEFAULT_MAX_BYTES, SitemapParser
+from .core.model import Url
+from .core.parse import DEFAULT_MAX_BYTES, Record, SitemapParser
+from .core.probe import Probe, Purpose, is_http
 from .core.urls import Origin, iri_to_uri
 from .errors import FetchError, LimitError, SitemapError
 from .lint.checks import (
     Context,
     DocumentNode,
     FileChecks,
+    Pending,
     SetChecks,
     check_compression,
     check_document,
     normalize,
     resolve_lines,
 )
+from .lint.online import Role, entry_problems, sitemap_problems
 from .lint.report import ValidationReport, sort_findings
 from .lint.rules import RULES, expand_ids
 from .lint.schema import schema_findings
+
+if TYPE_CHECKING:  # imported when used: httpx and the event loop cost startup time
+    from .io.urlcheck import BlockingUrlChecker, CheckOptions, UrlChecker
 
 __all__ = ["Fetched", "Fetcher", "HttpFetcher", "ValidationReport", "validate"]
 
@@ -56,6 +72,10 @@ _CHUNK: Final = 1 << 20
 _SPACE: Final = b" \t\r\n"
 _BOM: Final = b"\xef\xbb\xbf"
 _UTF8_DECL: Final = re.compile(rb"encoding\s*=\s*[\"']utf-?8[\"']", re.IGNORECASE)
+_LOGIN: Final = {
+    401: " (login required: crawlers cannot log in; serve the sitemap without authentication)",
+    403: " (forbidden: crawlers are refused or a login is required; serve it to everyone)",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,8 +176,10 @@ class _Validator:
         excerpts: bool,
         max_bytes: int,
         tree_max_bytes: int,
+        online: _Online | None = None,
     ) -> None:
         self.ctx = ctx
+        self.online = online
         self.tree_max_bytes = tree_max_bytes
         self.follow = follow
         self.fetcher = fetcher
@@ -193,7 +215,11 @@ class _Validator:
                     queue[0:0] = self._children(doc, outcome)
         finally:
             self.pool.shutdown()
+            if self.online is not None:
+                self.online.close()
         report = self.report
+        if self.online is not None:
+            report.notes.extend(self.online.notes())
         report.findings.extend(self.shared.finish())
         report.notes.extend(self.shared.notes)
         report.findings = sort_findings(report.findings, report.files)
@@ -252,7 +278,8 @@ class _Validator:
                 Finding(
                     "SM012",
                     _sev("SM012", self.ctx),
-                    f"Fetching the sitemap answered HTTP {got.status}, not 200; it cannot be read",
+                    f"Fetching the sitemap answered HTTP {got.status}, not 200; it cannot be read"
+                    + _LOGIN.get(got.status, ""),
                     doc.where,
                 )
             )
@@ -260,6 +287,9 @@ class _Validator:
         return got.body, got.modified, got.url
 
     def _one(self, doc: _Doc) -> _Outcome | None:
+        online = self.online
+        if online is not None and online.sitemaps and doc.url is not None and is_http(doc.url):
+            self.report.findings.extend(online.sitemap(doc.url, doc.where, doc.path, self.ctx))
         read = self._read(doc)
         if read is None:
             return None
@@ -289,14 +319,13 @@ class _Validator:
             )
         parser = SitemapParser(source=where, base_url=doc.url, max_bytes=self.max_bytes)
         fc = FileChecks(where, ctx, self.shared)
-        try:
-            for i in range(0, len(data), _CHUNK):
-                fc.add(parser.feed(data[i : i + _CHUNK]))
-            fc.add(parser.close())
-        except LimitError as exc:
-            report.notes.append(f"{where}: reading stopped: {exc.message}")
-        except SitemapError:
-            pass  # a fatal finding (HTML, unknown root, ZIP) ends the document; it is recorded
+        batches = self._feed(parser, fc, data, where)
+        checked: list[Pending] = []
+        if online is not None and online.roles:
+            checked = online.entries(batches, fc, ctx)
+        else:
+            for _ in batches:
+                pass
         fc.finish()
         tree = scan.result()
         kind = parser.kind or tree.kind
@@ -310,8 +339,10 @@ class _Validator:
         wanted += [(p.see[0], p.see[1]) for p in fc.pending if p.see is not None]
         wanted += [(a.loc, a.occurrence) for a in fc.alternates]
         wanted += [(c, occ) for c, _, occ in fc.children]
+        wanted += [(p.loc, p.occurrence) for p in checked]
         lines = resolve_lines(wanted, root=tree.root, data=plain, kind=kind, base_url=doc.url)
         own += [p.finding(where, lines) for p in fc.pending]
+        own += [p.finding(where, lines) for p in checked]
         own += fc.findings
         for a in fc.alternates:
             a.line = lines.get((a.loc, a.occurrence))
@@ -324,6 +355,197 @@ class _Validator:
         if self.want_excerpts:
             _excerpts(report, where, plain, own)
         return _Outcome(kind, children)
+
+    def _feed(
+        self, parser: SitemapParser, fc: FileChecks, data: bytes, where: str
+    ) -> Iterator[list[Record]]:
+        """Read the document into the entry checks, yielding each batch of records once
+        it is checked (``fc.occurrences`` names its records)."""
+        try:
+            for i in range(0, len(data), _CHUNK):
+                batch = parser.feed(data[i : i + _CHUNK])
+                fc.add(batch)
+                yield batch
+            batch = parser.close()
+            fc.add(batch)
+            yield batch
+        except LimitError as exc:
+            self.report.notes.append(f"{where}: reading stopped: {exc.message}")
+        except SitemapError:
+            pass  # a fatal finding (HTML, unknown root, ZIP) ends the document; it is recorded
+
+
+#: What an online check of an entry is about: its place in the document's jobs (to report
+#: in document order whatever order the answers come in), the entry's loc, the role of
+#: the URL checked, and the hreflang of an alternate.
+_Tag = tuple[int, str, Role, str | None]
+
+
+class _Bounded:
+    """A set that forgets its oldest members beyond ``size``."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[str, str], None] = OrderedDict()
+
+    def __contains__(self, key: tuple[str, str]) -> bool:
+        return key in self._items
+
+    def add(self, key: tuple[str, str]) -> None:
+        self._items[key] = None
+        if len(self._items) > self.size:
+            self._items.popitem(last=False)
+
+
+class _Online:
+    """The online side of one validation: a URL checker shared by the whole set.
+
+    SM012 for every sitemap with a URL (when selected); with ``check_urls``, the entries'
+    URLs of the roles whose rules are selected. An alternate or a video URL is checked
+    and reported once, for the first entry (in document order) that lists it (the last
+    50,000 such URLs are remembered, about 10 MB); every entry's own loc is checked for
+    the entry.
+    """
+
+    def __init__(
+        self,
+        options: CheckOptions,
+        *,
+        check_urls: bool,
+        active: set[str],
+        progress: Callable[[int, int], None] | None,
+    ) -> None:
+        from .io.urlcheck import BlockingUrlChecker
+
+        self.options = options
+        self.active = active
+        self.sitemaps = "SM012" in active
+        roles: set[Role] = set()
+        if check_urls:
+            if "SM217" in active:
+                roles.add("loc")
+            if "HRE908" in active:
+                roles.add("alternate")
+            if active & {"VID718", "VID719"}:
+                roles.add("thumbnail_loc")
+            if "VID719" in active:
+                roles |= {"content_loc", "player_loc"}
+        self.roles = frozenset(roles)
+        self.check_urls = check_urls
+        self.progress = progress
+        self.queued = 0
+        self.done = 0
+        self.not_checked = 0
+        self.listed = _Bounded(50_000)
+        self.runner: BlockingUrlChecker = BlockingUrlChecker(options)
+
+    def close(self) -> None:
+        self.runner.close()
+
+    def sitemap(self, url: str, where: str, path: Path | None, ctx: Context) -> list[Finding]:
+        """SM012 for a sitemap's URL: a local file's published copy is requested (status
+        only); a URL target, which the validator fetches itself, is checked against its
+        robots.txt."""
+        published = path is not None
+
+        async def check(c: UrlChecker) -> Probe:
+            return await (c.probe(url, "sitemap") if published else c.robots_verdict(url))
+
+        probe = self.runner.call(check)
+        agent = self.options.robots_agent
+        return [
+            Finding("SM012", _sev("SM012", ctx), message, where)
+            for message in sitemap_problems(probe, agent=agent, published=published)
+        ]
+
+    def entries(
+        self, batches: Iterator[list[Record]], fc: FileChecks, ctx: Context
+    ) -> list[Pending]:
+        """Check the URLs of a document's entries while reading it (``batches`` is read to
+        the end); the findings wait for their lines."""
+        found: list[tuple[int, Pending]] = []
+        jobs = self._jobs(batches, fc)
+
+        async def collect(c: UrlChecker) -> None:
+            async for tag, probe in c.iter_checks(jobs):
+                self._take(tag, probe, found, ctx)
+
+        self.runner.call(collect)
+        found.sort(key=lambda item: item[0])
+        return [pending for _, pending in found]
+
+    def _jobs(
+        self, batches: Iterator[list[Record]], fc: FileChecks
+    ) -> Iterator[tuple[_Tag, str, Purpose]]:
+        roles = self.roles
+        for batch in batches:
+            if not batch or type(batch[0]) is not Url:
+                continue
+            for record, seen_before in zip(batch, fc.occurrences, strict=True):
+                if seen_before or not isinstance(record, Url):
+                    continue  # a repeated loc is SM215; its first entry is checked
+                loc = record.loc
+                wanted: list[tuple[Role, str | None, str, Purpose]] = []
+                if "loc" in roles:
+                    wanted.append(("loc", None, loc, "page"))
+                if "alternate" in roles:
+                    wanted += [
+                        ("alternate", a.hreflang, a.href, "page")
+                        for a in record.alternates
+                        if a.href != loc
+                    ]
+                for v in record.videos:
+                    if "thumbnail_loc" in roles:
+                        wanted.append(("thumbnail_loc", None, v.thumbnail_loc, "thumbnail"))
+                    if "content_loc" in roles and v.content_loc:
+                        wanted.append(("content_loc", None, v.content_loc, "media"))
+                    if "player_loc" in roles and v.player_loc:
+                        wanted.append(("player_loc", None, v.player_loc, "media"))
+                for role, hreflang, url, purpose in wanted:
+                    if not is_http(url):
+                        continue  # an offline finding already
+                    if role != "loc":
+                        if (role, url) in self.listed:
+                            continue
+                        self.listed.add((role, url))
+                    self.queued += 1
+                    yield (self.queued, loc, role, hreflang), url, purpose
+
+    def _take(
+        self, tag: _Tag, probe: Probe | None, found: list[tuple[int, Pending]], ctx: Context
+    ) -> None:
+        self.done += 1
+        if self.progress is not None:
+            self.progress(self.done, self.queued)
+        if probe is None:
+            self.not_checked += 1
+            return
+        seq, loc, role, hreflang = tag
+        agent = self.options.robots_agent
+        for rule, message in entry_problems(probe, role=role, agent=agent, hreflang=hreflang):
+            if rule in self.active:
+                found.append((seq, Pending(rule, _sev(rule, ctx), message, loc, 0)))
+
+    def notes(self) -> list[str]:
+        """What the report should say about the online checks."""
+        checker = self.runner.checker
+        out = [
+            f"{answer.url} answered {answer.describe()}: while robots.txt is unreachable, "
+            "crawlers treat its site as disallowed (RFC 9309 §2.3.1.4); the site's URLs "
+            "were checked as if it allowed everything"
+            for answer in checker.unreachable.values()
+        ]
+        if self.check_urls:
+            out.append(
+                f"online: {self.done - self.not_checked:,} URLs checked "
+                f"({checker.started:,} distinct), robots agent {self.options.robots_agent!r}"
+            )
+        if self.not_checked:
+            out.append(
+                f"{self.not_checked:,} URLs of the set were not checked online: the limit of "
+                f"{self.options.check_limit:,} URLs was reached (--check-limit)"
+            )
+        return out
 
 
 def _sev(rule: str, ctx: Context) -> Severity:
@@ -608,6 +830,13 @@ def validate(
     max_bytes: int = DEFAULT_MAX_BYTES,
     tree_max_bytes: int = DEFAULT_MAX_BYTES,
     excerpts: bool = False,
+    online: bool = False,
+    check_urls: bool = False,
+    robots_agent: str = "Googlebot",
+    concurrency: int = 8,
+    timeout: float = 10.0,
+    check_limit: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> ValidationReport:
     """Validate sitemap files or URLs, and every child of the indexes among them.
 
@@ -620,6 +849,17 @@ def validate(
     heuristics compare with (default: the current time, read once). URLs are fetched with
     ``fetcher`` (default: :class:`HttpFetcher`); ``follow=False`` validates the targets
     only. ``excerpts`` keeps each finding's source line for the text report.
+
+    Offline (the default) nothing but URL targets is fetched. ``online=True`` checks the
+    URL of every sitemap of the set as a crawler meets it (SM012): a local file's
+    published copy must answer 200 within 5 redirects (status only: the local bytes are
+    what is validated), no sitemap may be disallowed by robots.txt for ``robots_agent``
+    or need a login. ``check_urls=True`` (implies ``online``) requests every ``<loc>``,
+    hreflang alternate and video URL of the set too, HEAD first (SM217, HRE908, VID718,
+    VID719): ``concurrency`` requests at once (4 per host), ``timeout`` seconds each,
+    at most ``check_limit`` URLs (the rest is noted as not checked); ``progress(done,
+    queued)`` is called after each check. See :mod:`sitemapkit.io.urlcheck` for the
+    requests made and their bounds. Online findings are warnings.
 
     Memory: each document is read whole (at most ``max_bytes`` after decompression, the
     reader's budget), and the XSD and structural checks hold its parsed tree, about 6-10
@@ -654,8 +894,28 @@ def validate(
         raise ValueError("now must be timezone-aware")
     hosts = tuple(h.strip() for h in allow_hosts if h.strip())
     ctx = Context(now=now, allow=hosts, strict=strict)
+    options: CheckOptions | None = None
+    if online or check_urls:
+        from .io.urlcheck import CheckOptions
+
+        options = CheckOptions(
+            robots_agent=robots_agent,
+            concurrency=concurrency,
+            timeout=timeout,
+            check_limit=check_limit,
+        )
     if fetcher is None and any(d.path is None for d in docs):
         fetcher = HttpFetcher()
+    active = {
+        rid
+        for rid, rule in RULES.items()
+        if rid not in ignored and (rid in selected if selected is not None else rule.default)
+    }
+    checker = (
+        _Online(options, check_urls=check_urls, active=active, progress=progress)
+        if options is not None
+        else None
+    )
     validator = _Validator(
         ctx=ctx,
         follow=follow,
@@ -664,12 +924,8 @@ def validate(
         excerpts=excerpts,
         max_bytes=max_bytes,
         tree_max_bytes=tree_max_bytes,
+        online=checker,
     )
     report = validator.run(docs)
-    report.findings = [
-        f
-        for f in report.findings
-        if f.rule not in ignored
-        and (f.rule in selected if selected is not None else RULES[f.rule].default)
-    ]
+    report.findings = [f for f in report.findings if f.rule in active]
     return report

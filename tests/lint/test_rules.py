@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from sitemapkit.core import parse
-from sitemapkit.lint import checks, schema
+from sitemapkit.lint import checks, online, schema
 from sitemapkit.lint.rules import RULES, expand_ids
 from sitemapkit.validation import ValidationReport, validate
 
@@ -35,15 +35,15 @@ VALID = sorted([*(DATA / "valid").glob("*.xml"), *(DATA / "valid").glob("*.txt")
 NOW = dt.datetime(2024, 6, 1, 12, tzinfo=dt.UTC)
 RULE_ID = re.compile(r"\b(?:SM|IMG|VID|NEWS|HRE)[0-9]{3}\b")
 
-#: Rules without an offline check, and why (RULES.md marks them online or as a waiver).
+#: Rules without a check, and why (RULES.md marks them as a waiver).
 EXEMPT = {
-    "SM012": "online: the sitemap URL's fetch status and robots.txt",
     "SM214": "a waiver of SM210-SM213/SM504/SM505, applied through --allow-host",
-    "SM217": "online: status, redirects and robots.txt of every listed URL",
-    "VID718": "online: the thumbnail image's pixel size",
-    "VID719": "online: robots.txt and logins for video and thumbnail URLs",
-    "HRE908": "online: canonical/redirect status of alternates",
 }
+#: The rules RULES.md marks *(online)*: decided by lint/online.py from HTTP answers. They
+#: have no corpus fixture (a file cannot carry a server's answers); the tests against real
+#: servers in ONLINE_TESTS stand in for it, one failing and one passing case per rule.
+ONLINE = {"SM012", "SM217", "VID718", "VID719", "HRE908"}
+ONLINE_TESTS = Path(__file__).parent.parent / "io" / "test_urlcheck.py"
 
 
 def _run(path: Path, **kw: object) -> ValidationReport:
@@ -127,11 +127,26 @@ def test_every_rule_has_a_check() -> None:
                 assert rule.id in parser_rules, f"{rule.id}: the reader does not report it"
             elif where == "schema":
                 assert rule.id in schema.MAPPED, f"{rule.id}: no XSD error maps onto it"
+            elif where == "online":
+                assert rule.id in online.DECIDED, f"{rule.id}: lint/online.py does not decide it"
             else:
                 assert rule.id in checks.CHECKED, f"{rule.id}: no check decides it"
     # and nothing decides a rule the catalogue does not know
     assert set(checks.CHECKED) <= set(RULES)
     assert set(schema.MAPPED) - set(RULES) == set()
+    assert set(online.DECIDED) == ONLINE == {r.id for r in RULES.values() if r.online}
+    for rid in ONLINE:
+        assert RULES[rid].checked_by == ("online",) and RULES[rid].severity == "warning", rid
+
+
+def test_every_online_rule_has_network_tests() -> None:
+    """Each online rule is asserted to fire (``rule == "ID"`` / ``{"ID"}``) and asserted not
+    to fire (``"ID" not in``) by the tests against real servers."""
+    text = ONLINE_TESTS.read_text(encoding="utf-8")
+    for rid in ONLINE:
+        fires = re.search(rf'(?:== |\{{|\()"{rid}"', text)
+        assert fires, f"{rid}: no test in {ONLINE_TESTS.name} asserts that it fires"
+        assert f'"{rid}" not in' in text, f"{rid}: no test asserts that it does not fire"
 
 
 def _claims() -> dict[str, list[Path]]:
@@ -150,7 +165,7 @@ def test_every_rule_has_a_failing_and_a_passing_fixture() -> None:
     failing = {p.name.split("-", 1)[0] for p in INVALID} | set(GENERATED)
     passing = set(_claims())
     for rule in RULES.values():
-        if rule.exempt:
+        if rule.exempt or rule.online:
             continue
         assert rule.id in failing, f"{rule.id}: no tests/data/invalid/{rule.id}-*.xml"
         assert rule.id in passing, f"{rule.id}: no valid fixture claims it"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
+import time
 from pathlib import Path
 
 import click
@@ -57,6 +58,51 @@ from ..validation import validate
 )
 @click.option("--no-follow", is_flag=True, help="Do not validate the children of indexes.")
 @click.option(
+    "--online",
+    is_flag=True,
+    help="Also check each sitemap's URL as a crawler meets it (SM012): a local file's "
+    "published copy must answer 200, robots.txt must allow it, no login. Off by default: "
+    "without it no local file is fetched.",
+)
+@click.option(
+    "--check-urls",
+    is_flag=True,
+    help="Implies --online. Request every <loc>, hreflang alternate and video URL (HEAD, "
+    "GET when needed): redirects, errors, robots.txt blocks, noindex, canonical elsewhere "
+    "(SM217), redirecting alternates (HRE908), video URLs blocked or behind a login "
+    "(VID719), thumbnail size (VID718).",
+)
+@click.option(
+    "--robots-agent",
+    default="Googlebot",
+    show_default=True,
+    metavar="TOKEN",
+    help="The crawler whose robots.txt rules, X-Robots-Tag and meta robots tags apply. "
+    "Requests still identify as sitemapkit.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Online requests in flight at once (at most 4 per host).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="Per request of the online checks.",
+)
+@click.option(
+    "--check-limit",
+    type=click.IntRange(min=0),
+    default=None,
+    metavar="N",
+    help="Check at most N URLs for --check-urls; the rest is noted as not checked.",
+)
+@click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, writable=True),
@@ -72,6 +118,12 @@ def validate_cmd(
     fail_on: str,
     allow_hosts: tuple[str, ...],
     no_follow: bool,
+    online: bool,
+    check_urls: bool,
+    robots_agent: str,
+    concurrency: int,
+    timeout: float,
+    check_limit: int | None,
     output: str | None,
 ) -> None:
     """Validate sitemap files, URLs, or a whole set (an index and its children).
@@ -82,10 +134,15 @@ def validate_cmd(
       sitemapkit validate public/sitemap.xml --published-at https://example.com/sitemap.xml
       sitemapkit validate https://example.com/sitemap.xml --format sarif -o sitemap.sarif
       sitemapkit validate a.xml b.xml.gz --ignore SM3 --fail-on warning --format github
+      sitemapkit validate https://example.com/sitemap.xml --check-urls --check-limit 500
 
     A local index validated with --published-at reads each child whose URL lies under
     the index's directory URL from the matching path beside it, so a build folder is
     checked before it is deployed; a child that is not there is noted, not an error.
+
+    --online and --check-urls report warnings (SM012, SM217, HRE908, VID718, VID719);
+    robots.txt of each site is read once, and a disallowed URL is not requested. An
+    HTML page costs a HEAD and a GET that reads only its <head>.
 
     Exit codes: 0 no finding at or above --fail-on; 1 findings at or above it;
     2 usage error; 3 a target could not be read.
@@ -93,6 +150,7 @@ def validate_cmd(
     from .main import EXIT_INPUT, EXIT_UNREADABLE  # here: main imports this module
 
     selected = list(select) if select else None
+    progress = _Progress() if (online or check_urls) and sys.stderr.isatty() else None
     try:
         report = validate(
             list(targets),
@@ -104,9 +162,19 @@ def validate_cmd(
             now=dt.datetime.now(dt.UTC),
             follow=not no_follow,
             excerpts=fmt == "text",
+            online=online,
+            check_urls=check_urls,
+            robots_agent=robots_agent,
+            concurrency=concurrency,
+            timeout=timeout,
+            check_limit=check_limit,
+            progress=progress,
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    finally:
+        if progress is not None:
+            progress.clear()
     tty = output is None and sys.stdout.isatty()
     text = RENDERERS[fmt](
         report,
@@ -122,6 +190,26 @@ def validate_cmd(
         sys.exit(EXIT_UNREADABLE)
     if report.failed(fail_on):  # type: ignore[arg-type]
         sys.exit(EXIT_INPUT)
+
+
+class _Progress:
+    """``checked N/M URLs`` on one line of stderr (a TTY), at most ten times a second."""
+
+    def __init__(self) -> None:
+        self._last = 0.0
+        self._shown = False
+
+    def __call__(self, done: int, queued: int) -> None:
+        now = time.monotonic()
+        if now - self._last < 0.1 and done < queued:
+            return
+        self._last = now
+        self._shown = True
+        click.echo(f"\rchecked {done:,}/{queued:,} URLs", nl=False, err=True)
+
+    def clear(self) -> None:
+        if self._shown:
+            click.echo("\r\033[K", nl=False, err=True)
 
 
 __all__ = ["validate_cmd"]

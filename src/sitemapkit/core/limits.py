@@ -37,3 +37,8 @@ MAX_VIDEO_DURATION: Final = 28_800
 
 #: Google video: uploader "maximum 255 characters".
 MAX_UPLOADER: Final = 255
+
+#: Google video sitemaps, <video:thumbnail_loc>: "The image must be at least 160x90 pixels
+#: and at most 1920x1080 pixels" (VID718).
+MIN_THUMBNAIL: Final = (160, 90)
+MAX_THUMBNAIL: Final = (1_920, 1_080)

@@ -864,6 +864,13 @@ class FileChecks:
             for url_check in _URL_CHECKS:
                 url_check(self, urls)
 
+    @property
+    def occurrences(self) -> list[int]:
+        """For each record of the last batch given to :meth:`add`, how many records with
+        the same loc came before it in the document (0 for the first): with the loc, it
+        names the record for :func:`resolve_lines`."""
+        return self._occ
+
     def matches(self, pattern: re.Pattern[str]) -> Iterator[tuple[int, re.Match[str]]]:
         """``(record index, match)`` of a pattern over the batch's locs (one match per loc)."""
         blob = self._blob

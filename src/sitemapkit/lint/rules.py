@@ -12,9 +12,11 @@ Where a rule is decided:
 * ``tree``: a check over the raw document (bytes and parsed tree) in :mod:`.checks`;
 * ``entry``: a check over the records of one document, in batches;
 * ``file``: a check over a whole document's records (counts, heuristics);
-* ``set``: a check over every document validated together (indexes, duplicates, hreflang).
+* ``set``: a check over every document validated together (indexes, duplicates, hreflang);
+* ``online``: decided from HTTP answers (:mod:`.online`), only when validating with
+  ``online=True`` / ``--online`` (off by default: offline means no network).
 
-Rules that need the network, or that are waivers rather than checks, say so in ``exempt``.
+A rule that is a waiver rather than a check says so in ``exempt``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from ..core.finding import Severity
 
 __all__ = ["RULES", "Rule", "Where", "expand_ids"]
 
-Where = Literal["parse", "schema", "tree", "entry", "file", "set"]
+Where = Literal["parse", "schema", "tree", "entry", "file", "set", "online"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +38,7 @@ class Rule:
 
     ``strict`` rules are promoted from warning to error by ``--strict``; a rule with
     ``default=False`` runs only when selected explicitly; ``exempt`` says why a rule has
-    no offline check (online-only rules, waivers).
+    no check (a waiver); ``online`` rules need HTTP answers.
     """
 
     id: str
@@ -51,10 +53,8 @@ class Rule:
 
     @property
     def online(self) -> bool:
-        return bool(self.exempt) and "online" in self.exempt
-
-
-_ONLINE: Final = "online: needs HTTP fetches (the pluggable fetcher), off by default"
+        """Decided from HTTP answers: only with ``online=True`` (``--online``)."""
+        return "online" in self.checked_by
 
 
 def _r(
@@ -104,7 +104,7 @@ _CATALOGUE: Final = (
        "security policy (derived)", "parse"),
     _r("SM012", "fetch-status", "warning",
        "The sitemap URL must answer 200 (after at most 5 redirects) and not be disallowed.",
-       "[GSC] 'Couldn't fetch'; [G-build]", exempt=_ONLINE),
+       "[GSC] 'Couldn't fetch'; [G-build]", "online"),
     # -- SM1xx XML structure and namespaces ------------------------------------------------
     _r("SM101", "root-element", "error",
        "The root is <urlset> or <sitemapindex> in the sitemaps.org 0.9 namespace.",
@@ -181,7 +181,7 @@ _CATALOGUE: Final = (
        "[F]; [G-build] canonical URLs", "entry", "set"),
     _r("SM217", "url-status", "warning",
        "A listed URL redirects, fails, is disallowed by robots.txt or is not canonical.",
-       "[GSC]; [G-build]", exempt=_ONLINE),
+       "[GSC]; [G-build]", "online"),
     _r("SM218", "url-over-1024", "warning",
        "A URL is longer than 1,024 characters (Yandex's limit).", "Yandex sitemap error reference",
        "entry"),
@@ -298,10 +298,10 @@ _CATALOGUE: Final = (
        "thumbnail_loc, content_loc and player_loc are absolute URLs.", "[G-vid]", "parse", "schema",
        "tree"),
     _r("VID718", "video-thumbnail-size", "warning", "The thumbnail is too small or too large.",
-       "[G-vid]; [GSC]", exempt=_ONLINE),
+       "[G-vid]; [GSC]", "online"),
     _r("VID719", "video-blocked", "warning",
        "Video or thumbnail URLs are blocked by robots.txt or need a login.", "[G-vid]",
-       exempt=_ONLINE),
+       "online"),
     # -- NEWS8xx news ----------------------------------------------------------------------
     _r("NEWS801", "news-required", "error",
        "news:news has publication (name, language), publication_date and title.", "[G-news]; [XSD]",
@@ -345,7 +345,8 @@ _CATALOGUE: Final = (
        "entry", "set"),
     _r("HRE908", "hreflang-canonical", "warning",
        "An alternate is a non-canonical or redirecting URL.", "[G-hreflang]",
-       exempt=_ONLINE + "; the undeclared-namespace half surfaces as SM004/SM102"),
+       # RULES.md's other half, hreflang without the xhtml namespace, is SM004/SM102.
+       "online"),
 )
 # fmt: on
 

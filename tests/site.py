@@ -1,0 +1,232 @@
+"""A scriptable HTTP/1.1 server on 127.0.0.1 for the online tests (no mocks of httpx).
+
+Routes map a path (with its query) to a :class:`Reply` or to a function of the request
+(method, headers, how many times the path was requested) returning one. The server
+counts requests per method and path, and measures how many were in flight at once.
+"""
+
+from __future__ import annotations
+
+import struct
+import threading
+import time
+import zlib
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+    delay: float = 0.0  # before the status line
+    ranges: bool = False  # answer a Range request with 206 and the slice
+
+
+Route = Reply | Callable[[str, dict[str, str], int], Reply]
+
+
+def html(head: str = "", status: int = 200, **headers: str) -> Reply:
+    """An HTML page with ``head`` inside its ``<head>``."""
+    body = f"<!doctype html><html><head><title>t</title>{head}</head><body>hi</body></html>"
+    all_headers = {"Content-Type": "text/html; charset=utf-8"}
+    all_headers.update({k.replace("_", "-"): v for k, v in headers.items()})
+    return Reply(status, body.encode(), all_headers)
+
+
+class Site:
+    """Routes by path; counts requests and the largest number in flight at once."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Route] = {}
+        self.hits: Counter[tuple[str, str]] = Counter()
+        self.active = 0
+        self.max_active = 0
+        self._lock = threading.Lock()
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                site.serve(self, "GET")
+
+            def do_HEAD(self) -> None:
+                site.serve(self, "HEAD")
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.server.block_on_close = False
+        self.server.handle_error = lambda request, address: None  # type: ignore[method-assign]
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+        self.thread.start()
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+    def __setitem__(self, path: str, route: Route | bytes) -> None:
+        self.routes[path] = Reply(body=route) if isinstance(route, bytes) else route
+
+    @property
+    def requests(self) -> int:
+        return sum(self.hits.values())
+
+    def paths(self) -> set[str]:
+        """Every path requested (any method), robots.txt left out."""
+        return {p for _, p in self.hits if p != "/robots.txt"}
+
+    def serve(self, h: BaseHTTPRequestHandler, method: str) -> None:
+        headers = {k.lower(): v for k, v in h.headers.items()}
+        with self._lock:
+            self.hits[(method, h.path)] += 1
+            count = sum(n for (_, p), n in self.hits.items() if p == h.path)
+            self.active += 1
+            self.max_active = max(self.max_active, self.active)
+        try:
+            route = self.routes.get(h.path)
+            reply = (
+                Reply(404, b"not found")
+                if route is None
+                else route(method, headers, count)
+                if callable(route)
+                else route
+            )
+            if reply.delay:
+                time.sleep(reply.delay)
+            body = reply.body
+            status = reply.status
+            extra = dict(reply.headers)
+            wanted = headers.get("range", "")
+            if reply.ranges and status == 200 and wanted.startswith("bytes=0-"):
+                end = min(int(wanted[len("bytes=0-") :]), len(body) - 1)
+                extra["Content-Range"] = f"bytes 0-{end}/{len(body)}"
+                body = body[: end + 1]
+                status = 206
+            h.send_response(status)
+            for k, v in extra.items():
+                h.send_header(k, v)
+            if "Content-Length" not in extra:
+                h.send_header("Content-Length", str(len(body)))
+            h.end_headers()
+            if method != "HEAD":
+                h.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        finally:
+            with self._lock:
+                self.active -= 1
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+# -- real image files, written byte by byte (no imaging library) ------------------------------
+
+
+def png(width: int, height: int) -> bytes:
+    """A black-and-white PNG (1-bit greyscale, all black)."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    row = b"\x00" + b"\x00" * ((width + 7) // 8)  # filter type 0, then the packed pixels
+    ihdr = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", ihdr)
+        + chunk(b"IDAT", zlib.compress(row * height, 9))
+        + chunk(b"IEND", b"")
+    )
+
+
+def gif(width: int, height: int) -> bytes:
+    """A GIF89a whose logical screen is ``width``×``height`` with one black 1×1 frame."""
+    screen = struct.pack("<HHBBB", width, height, 0x80, 0, 0)  # global table of 2 colours
+    palette = b"\x00\x00\x00\xff\xff\xff"
+    frame = b"\x2c" + struct.pack("<HHHHB", 0, 0, 1, 1, 0)
+    # LZW, minimum code size 2: clear (4), pixel 0, end (5), packed LSB first in 3 bits.
+    data = b"\x02" + bytes([2, 0x44, 0x01]) + b"\x00"
+    return b"GIF89a" + screen + palette + frame + data + b"\x3b"
+
+
+def jpeg(width: int, height: int) -> bytes:
+    """A baseline greyscale JPEG, mid grey: every 8×8 block is "DC unchanged, end of block"
+    (two 1-bit Huffman codes), with an Exif-sized APP1 segment before the frame header."""
+
+    def segment(marker: int, data: bytes) -> bytes:
+        return bytes([0xFF, marker]) + struct.pack(">H", len(data) + 2) + data
+
+    blocks = ((width + 7) // 8) * ((height + 7) // 8)
+    bits = 2 * blocks
+    scan = b"\x00" * (bits // 8) + (bytes([(1 << (8 - bits % 8)) - 1]) if bits % 8 else b"")
+    one_code = bytes([1] + [0] * 15)  # one code of length 1
+    return (
+        b"\xff\xd8"
+        + segment(0xE0, b"JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00")
+        + segment(0xE1, b"Exif\x00\x00" + b"\x00" * 20_000)
+        + segment(0xDB, b"\x00" + b"\x01" * 64)
+        + segment(0xC0, struct.pack(">BHHB", 8, height, width, 1) + b"\x01\x11\x00")
+        + segment(0xC4, b"\x00" + one_code + b"\x00")  # DC table 0: category 0
+        + segment(0xC4, b"\x10" + one_code + b"\x00")  # AC table 0: end of block
+        + segment(0xDA, b"\x01\x01\x00\x00\x3f\x00")
+        + scan
+        + b"\xff\xd9"
+    )
+
+
+def _riff(*chunks: bytes) -> bytes:
+    body = b"WEBP" + b"".join(chunks)
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return kind + struct.pack("<I", len(data)) + data + (b"\x00" if len(data) % 2 else b"")
+
+
+def _vp8l(width: int, height: int) -> bytes:
+    """A lossless WebP bitstream of one opaque black colour: five one-symbol prefix codes,
+    so the pixels take no bits at all."""
+    fields = [
+        (width - 1, 14), (height - 1, 14), (0, 1), (0, 3),  # size, alpha hint, version
+        (0, 1), (0, 1), (0, 1),  # no transform, no colour cache, no meta prefix codes
+        (1, 1), (0, 1), (0, 1), (0, 1),  # green: simple code, 1 symbol, 1-bit symbol 0
+        (1, 1), (0, 1), (0, 1), (0, 1),  # red 0
+        (1, 1), (0, 1), (0, 1), (0, 1),  # blue 0
+        (1, 1), (0, 1), (1, 1), (255, 8),  # alpha: 8-bit symbol 255
+        (1, 1), (0, 1), (0, 1), (0, 1),  # distance 0
+    ]  # fmt: skip
+    value = shift = 0
+    for v, n in fields:
+        value |= v << shift
+        shift += n
+    return b"\x2f" + value.to_bytes((shift + 7) // 8, "little")
+
+
+def webp(width: int, height: int) -> bytes:
+    """A lossless (VP8L) WebP."""
+    return _riff(_chunk(b"VP8L", _vp8l(width, height)))
+
+
+def webp_extended(width: int, height: int) -> bytes:
+    """An extended-format (VP8X) WebP around the same lossless image."""
+    canvas = struct.pack("<I", 0)[:1] + b"\x00\x00\x00"
+    canvas += (width - 1).to_bytes(3, "little") + (height - 1).to_bytes(3, "little")
+    return _riff(_chunk(b"VP8X", canvas), _chunk(b"VP8L", _vp8l(width, height)))
+
+
+def webp_lossy_header(width: int, height: int) -> bytes:
+    """The header of a lossy (VP8) WebP key frame (the frame data itself is left out)."""
+    frame = b"\x10\x02\x00" + b"\x9d\x01\x2a" + struct.pack("<HH", width, height)
+    return _riff(_chunk(b"VP8 ", frame + b"\x00" * 16))
