@@ -27,16 +27,22 @@ document's end to get their lines.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import email.utils
+import os
+import pickle
 import re
+import struct
+import subprocess
+import sys
 import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import IO, TYPE_CHECKING, Any, Final, Protocol, cast
 from urllib.parse import unquote
 
 from lxml import etree
@@ -55,6 +61,7 @@ from .lint.checks import (
     SetChecks,
     check_compression,
     check_document,
+    entry_anchors,
     normalize,
     resolve_lines,
 )
@@ -158,11 +165,13 @@ class _Outcome:
 
 @dataclass(slots=True)
 class _Scan:
-    """The tree pass of one document."""
+    """The tree pass of one document: its tree, or (checked piece by piece) the
+    ``(raw loc, line)`` anchors of its entries."""
 
     root: etree._Element | None
     kind: str | None
     findings: list[Finding]
+    anchors: list[tuple[str, int]] | None = None
 
 
 class _Validator:
@@ -190,11 +199,19 @@ class _Validator:
         self.shared = SetChecks()
         self.visited: set[str] = set()
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sitemapkit-tree")
+        self.tree_process: _TreeProcess | None = None
+        self.tree_process_failed = not _two_cores()
 
     # -- the set ------------------------------------------------------------------------
 
     def run(self, docs: list[_Doc]) -> ValidationReport:
         try:
+            if not self.tree_process_failed and any(_worth_a_process(d) for d in docs):
+                # started now, it imports while the first document is read
+                try:
+                    self.tree_process = _TreeProcess()
+                except OSError:
+                    self.tree_process_failed = True
             queue = list(docs)
             while queue:
                 doc = queue.pop(0)
@@ -215,6 +232,8 @@ class _Validator:
                     queue[0:0] = self._children(doc, outcome)
         finally:
             self.pool.shutdown()
+            if self.tree_process is not None:
+                self.tree_process.close()
             if self.online is not None:
                 self.online.close()
         report = self.report
@@ -309,7 +328,7 @@ class _Validator:
         )
         plain = _gunzip(data, self.max_bytes)
         if len(plain) <= self.tree_max_bytes:
-            scan: Future[_Scan] = self.pool.submit(_tree_pass, plain, where, ctx)
+            scan: Future[_Scan] = self.pool.submit(self._tree, plain, where, ctx)
         else:
             scan = Future()
             scan.set_result(_Scan(None, None, []))
@@ -340,7 +359,14 @@ class _Validator:
         wanted += [(a.loc, a.occurrence) for a in fc.alternates]
         wanted += [(c, occ) for c, _, occ in fc.children]
         wanted += [(p.loc, p.occurrence) for p in checked]
-        lines = resolve_lines(wanted, root=tree.root, data=plain, kind=kind, base_url=doc.url)
+        lines = resolve_lines(
+            wanted,
+            root=tree.root,
+            data=plain,
+            kind=kind,
+            base_url=doc.url,
+            anchors=tree.anchors,
+        )
         own += [p.finding(where, lines) for p in fc.pending]
         own += [p.finding(where, lines) for p in checked]
         own += fc.findings
@@ -355,6 +381,18 @@ class _Validator:
         if self.want_excerpts:
             _excerpts(report, where, plain, own)
         return _Outcome(kind, children)
+
+    def _tree(self, plain: bytes, where: str, ctx: Context) -> _Scan:
+        """The tree pass of a document: in the tree process when the document is large
+        enough to be worth sending there (and one could be started), else here."""
+        if len(plain) >= _REMOTE_FROM and not self.tree_process_failed:
+            try:
+                if self.tree_process is None:
+                    self.tree_process = _TreeProcess()
+                return self.tree_process.run(plain, where, ctx)
+            except (OSError, EOFError, pickle.PickleError, struct.error):
+                self.tree_process_failed = True  # it could not start or it died: go on here
+        return _tree_pass(plain, where, ctx)
 
     def _feed(
         self, parser: SitemapParser, fc: FileChecks, data: bytes, where: str
@@ -631,11 +669,127 @@ def _quoted_ns(message: str) -> str:
     return message[start : end + 1]
 
 
+#: Documents from this size on have their tree pass in a child process (_TreeProcess).
+_REMOTE_FROM: Final = 1 << 20
+
+
+def _worth_a_process(doc: _Doc) -> bool:
+    """A URL (its size unknown: sets of sitemaps are large) or a large local file."""
+    if doc.path is None:
+        return True
+    try:
+        return doc.path.stat().st_size >= _REMOTE_FROM
+    except OSError:
+        return False
+
+
+def _two_cores() -> bool:
+    return (os.cpu_count() or 1) >= 2 and bool(sys.executable)
+
+
+class _TreeProcess:
+    """The tree pass in a child process, so that it runs beside the reader on a second
+    core (libxml2 holds the GIL for much of its work).
+
+    Started as ``python -c`` (like the reader's parser workers: no fork of a process that
+    may run threads, no re-import of the caller's ``__main__``). One document at a time:
+    its uncompressed bytes go in as a length-prefixed pickle, its findings and entry
+    anchors (never a tree) come back.
+    """
+
+    def __init__(self) -> None:
+        env = dict(os.environ)
+        root = str(Path(__file__).resolve().parents[1])  # the folder holding sitemapkit/
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", "from sitemapkit.validation import _tree_main; _tree_main()"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+        )
+
+    def run(self, plain: bytes, where: str, ctx: Context) -> _Scan:
+        stdin, stdout = self.proc.stdin, self.proc.stdout
+        assert stdin is not None and stdout is not None
+        _send(stdin, (len(plain), where, ctx))
+        stdin.write(plain)  # as it is: no pickled copy of a large document
+        stdin.flush()
+        reply = _receive(stdout)
+        if not isinstance(reply, _Scan):
+            raise EOFError(f"the tree process failed: {reply!r}")
+        return reply
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def _send(out: IO[bytes], obj: object) -> None:
+    data = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
+    out.write(struct.pack("!Q", len(data)))
+    out.write(data)
+    out.flush()
+
+
+def _receive(inp: IO[bytes]) -> object:
+    head = inp.read(8)
+    if len(head) < 8:
+        raise EOFError("the tree process ended")
+    (size,) = struct.unpack("!Q", head)
+    data = inp.read(size)
+    if len(data) < size:
+        raise EOFError("the tree process ended")
+    return pickle.loads(data)
+
+
+def _tree_main() -> None:  # pragma: no cover - runs in the tree process
+    """The tree process: documents in on stdin, their tree pass out on stdout."""
+    out = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # nothing printed by accident can corrupt the channel
+    inp = sys.stdin.buffer
+    while True:
+        try:
+            request = _receive(inp)
+        except EOFError:
+            return
+        size, where, ctx = cast(tuple[int, str, Context], request)
+        plain = inp.read(size)
+        if len(plain) < size:
+            return
+        try:
+            scan = _tree_pass(plain, where, ctx)
+            if scan.root is not None:
+                scan.anchors = list(entry_anchors(scan.root, scan.kind))
+                scan.root = None
+            reply: object = scan
+        except Exception as exc:  # a bug: the parent goes on without this process
+            reply = f"{type(exc).__name__}: {exc}"
+        _send(out, reply)
+
+
+#: Documents larger than this are checked piece by piece (see _piece_pass).
+_PIECES_FROM: Final = 4 << 20
+#: Entries per piece: a few MB of tree.
+_PIECE: Final = 5_000
+
+
 def _tree_pass(plain: bytes, where: str, ctx: Context) -> _Scan:
     """Parse the uncompressed XML document once: structural checks, then the XSD."""
     text = _xml_text(plain)
     if text is None:
         return _Scan(None, None, [])
+    if len(text) > _PIECES_FROM:
+        scan = _piece_pass(text, where, ctx)
+        if scan is not None:
+            return scan
     parser = etree.XMLParser(
         resolve_entities=False,
         no_network=True,
@@ -667,6 +821,97 @@ def _tree_pass(plain: bytes, where: str, ctx: Context) -> _Scan:
         findings,
     )
     return _Scan(root, kind, findings)
+
+
+def _piece_pass(text: bytes, where: str, ctx: Context, piece: int = _PIECE) -> _Scan | None:
+    """The tree pass in bounded memory, for a large urlset or index.
+
+    The document is parsed as a stream; every ``piece`` entries, the finished entries move
+    under a copy of the root element (their line numbers stay theirs), and that piece is
+    checked and validated against the schemas on its own, then dropped. The schemas'
+    content model is per entry, so the pieces together get the findings the whole tree
+    gets (the count limit is the reader's SM110), except the columns of schema findings,
+    which are not placed here. Findings about the root come once. Returns ``None`` (check
+    the whole tree) for a document that is not well-formed, has a DOCTYPE, or is not a
+    urlset or an index.
+    """
+    options: dict[str, Any] = {
+        "resolve_entities": False,
+        "no_network": True,
+        "load_dtd": False,
+        "huge_tree": False,
+        "remove_blank_text": True,
+        "remove_comments": True,
+        "remove_pis": True,
+    }
+    sniff = etree.XMLPullParser(events=("start",), **options)
+    root: etree._Element | None = None
+    try:
+        for i in range(0, len(text), 1 << 16):
+            sniff.feed(text[i : i + (1 << 16)])
+            root = next((el for _, el in sniff.read_events()), None)
+            if root is not None:
+                break
+    except etree.XMLSyntaxError:
+        return None
+    if root is None or root.getroottree().docinfo.doctype:
+        return None
+    kind = _kind(root)
+    if kind not in ("urlset", "sitemapindex"):
+        return None
+    ns = str(root.tag)[: str(root.tag).index("}") + 1] if str(root.tag).startswith("{") else ""
+    entry = ns + ("url" if kind == "urlset" else "sitemap")
+    # only the entries' ends: other children of the root stay there for the last piece
+    parser = etree.XMLPullParser(events=("end",), tag=entry, **options)
+    root = None
+    batch: list[etree._Element] = []
+    findings: list[Finding] = []
+    known: set[tuple[str, str, int | None, int | None, str | None]] = set()
+    anchors: list[tuple[str, int]] = []
+    memo: dict[str, bool] = {}
+    seen_ns: set[str] = set()
+    first = True
+
+    def check(entries: list[etree._Element]) -> None:
+        nonlocal first
+        assert root is not None
+        part = etree.Element(root.tag, attrib=dict(root.attrib), nsmap=root.nsmap)
+        part.sourceline = root.sourceline  # type: ignore[misc]  # settable in lxml
+        part.extend(entries)
+        own = check_document(part, text, kind=kind, where=where, ctx=ctx, memo=memo, first=first)
+        own += _dedupe(
+            schema_findings(part.getroottree(), where=where, strict=ctx.strict, seen_ns=seen_ns),
+            own,
+        )
+        first = False
+        for f in own:
+            key = (f.rule, f.message, f.line, f.column, f.loc)
+            if key not in known:
+                known.add(key)
+                findings.append(f)
+        anchors.extend(entry_anchors(part, kind))
+
+    try:
+        for i in range(0, len(text), _CHUNK):
+            parser.feed(text[i : i + _CHUNK])
+            for _event, el in parser.read_events():
+                parent = el.getparent()
+                if root is None and parent is not None and parent.getparent() is None:
+                    root = parent
+                if parent is root and root is not None:
+                    batch.append(el)
+                    if len(batch) >= piece:
+                        check(batch)
+                        batch = []
+        document = parser.close()
+    except etree.XMLSyntaxError:
+        return None
+    if root is None:
+        root = document
+    rest = list(root)  # the entries not moved yet and any other children, in order
+    if rest or first:
+        check(rest)
+    return _Scan(None, kind, findings, anchors)
 
 
 def _kind(root: etree._Element) -> str | None:

@@ -7,6 +7,8 @@ import gzip
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sitemapkit.core.finding import Finding
 from sitemapkit.lint.checks import (
@@ -301,3 +303,25 @@ def test_bad_arguments_raise_value_error(tmp_path: Path) -> None:
         validate(tmp_path, now=dt.datetime(2024, 1, 1))
     with pytest.raises(ValueError, match="names no rule"):
         validate(tmp_path, select=["NOPE"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=3_000), min_size=1, max_size=6),
+    st.lists(st.integers(-(2**63), 2**63 - 1), max_size=50),
+)
+def test_hash_index_answers_as_a_dict_would(files: list[list[int]], probes: list[int]) -> None:
+    """The first file of each hash, through bitmap growth; misses stay misses."""
+    from sitemapkit.lint.checks import HashIndex
+
+    index = HashIndex()
+    model: dict[int, int] = {}
+    for k, hashes in enumerate(files):
+        index.add(k, hashes)
+        for h in hashes:
+            model.setdefault(h, k)
+    assert len(index) == sum(len(set(h)) for h in files)
+    for h in [*probes, *model]:
+        assert index.get(h) == model.get(h)
+        assert (h in index) == (h in model)
+    assert index.isdisjoint(probes) == model.keys().isdisjoint(probes)

@@ -287,3 +287,84 @@ def test_generated_input_yields_exactly_its_rule(rule: str, tmp_path: Path) -> N
     report = validate(path, published_at=f"https://example.com/{rule}.xml", now=NOW, follow=False)
     assert {f.rule for f in report.findings} == {rule}, [str(f) for f in report.findings[:5]]
     assert [f.line for f in report.findings] == [line]
+
+
+# -- large documents: checked piece by piece ---------------------------------------------------
+
+
+@pytest.mark.parametrize("piece", [1, 3])
+def test_piece_by_piece_checks_find_what_the_whole_tree_finds(
+    monkeypatch: pytest.MonkeyPatch, piece: int
+) -> None:
+    """Every corpus document, checked in pieces of one or three entries (as documents
+    over 4 MiB are), gets the findings of the whole tree: same rules, lines and locs
+    (schema findings lose their columns)."""
+    from sitemapkit import validation
+
+    def findings(report: ValidationReport) -> list[tuple[object, ...]]:
+        return sorted(
+            (f.rule, f.severity, f.message, f.where, f.line, f.loc) for f in report.findings
+        )
+
+    real = validation._piece_pass
+    used: list[str] = []
+
+    def spy(text: bytes, where: str, ctx: checks.Context, piece: int = piece) -> object:
+        scan = real(text, where, ctx, piece)
+        if scan is not None:
+            used.append(where)
+        return scan
+
+    everything = [r.id for r in RULES.values()]
+    for path in [*INVALID, *VALID]:
+        whole = _run(path, select=everything)
+        monkeypatch.setattr(validation, "_PIECES_FROM", 0)
+        monkeypatch.setattr(validation, "_piece_pass", spy)
+        pieces = _run(path, select=everything)
+        monkeypatch.undo()
+        assert findings(pieces) == findings(whole), path.name
+        assert (pieces.entries, pieces.notes) == (whole.entries, whole.notes), path.name
+    assert len(used) > 80  # most of the corpus took the piece pass
+
+
+def test_a_large_document_checked_in_the_tree_process_gets_the_same_findings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 6 MB sitemap goes to the tree process and is checked piece by piece there; the
+    findings (lines included) are those of the whole tree checked in this process."""
+    from sitemapkit import validation
+
+    rows = []
+    for i in range(40_000):
+        extra = "<priority>1.5</priority>" if i % 9_999 == 7 else "<priority>0.5</priority>"
+        lastmod = "2024-13-01" if i == 31_234 else "2024-05-01"
+        rows.append(
+            f"<url><loc>https://example.com/p/{i}?q=1&amp;r=2</loc>"
+            f"<lastmod>{lastmod}</lastmod>{extra}</url>\n"
+        )
+    rows.insert(20_000, "<url><loc>https://example.com/p/1?q=1&amp;r=2</loc></url>\n")
+    path = tmp_path / "sitemap.xml"
+    path.write_text(HEAD + URLSET + ">\n" + "".join(rows) + "</urlset>\n")
+    assert path.stat().st_size > validation._PIECES_FROM
+
+    started: list[object] = []
+    real = validation._TreeProcess.run
+
+    def run(self: object, plain: bytes, where: str, ctx: checks.Context) -> object:
+        started.append(where)
+        return real(self, plain, where, ctx)  # type: ignore[arg-type]
+
+    def findings(report: ValidationReport) -> list[tuple[object, ...]]:
+        return sorted((f.rule, f.message, f.line, f.loc) for f in report.findings)
+
+    url = "https://example.com/sitemap.xml"
+    monkeypatch.setattr(validation._TreeProcess, "run", run)
+    remote = validate(path, published_at=url, now=NOW)
+    assert started == [str(path)]
+    monkeypatch.setattr(validation, "_REMOTE_FROM", 1 << 40)
+    monkeypatch.setattr(validation, "_PIECES_FROM", 1 << 40)
+    local = validate(path, published_at=url, now=NOW)
+    assert findings(remote) == findings(local)
+    rules = {f.rule for f in local.findings}
+    assert {"SM215", "SM304", "SM402"} <= rules
+    assert ("SM304", 31_238) in {(f.rule, f.line) for f in remote.findings}

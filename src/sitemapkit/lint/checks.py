@@ -20,7 +20,10 @@ many records with the same loc came before it in the file.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
+from array import array
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -325,6 +328,8 @@ class _DocumentChecks:
         where: str | None,
         ctx: Context,
         kind: str | None,
+        memo: dict[str, bool] | None = None,
+        first: bool = True,
     ) -> None:
         self.root = root
         self.kind = kind
@@ -332,6 +337,18 @@ class _DocumentChecks:
         self.where = where
         self.ctx = ctx
         self.out: list[Finding] = []
+        # A document checked piece by piece: ``root`` holds some of its entries, ``data``
+        # is the whole document, ``memo`` keeps the byte scans of the first piece, and the
+        # checks that read only the bytes run with the first piece.
+        self.memo = memo if memo is not None else {}
+        self.first = first
+
+    def scan(self, key: str, found: Callable[[bytes], bool]) -> bool:
+        """``found(self.data)``, computed once per document."""
+        value = self.memo.get(key)
+        if value is None:
+            value = self.memo[key] = found(self.data)
+        return value
 
     def add(
         self,
@@ -351,8 +368,12 @@ def _padded(d: _DocumentChecks) -> None:
     root = d.root
     if root is None:
         return
-    data = d.data
-    if _LEADING.search(data) is None and _TRAILING_REVERSED.search(data[::-1]) is None:
+    if not d.scan(
+        "padded",
+        lambda data: (
+            _LEADING.search(data) is not None or _TRAILING_REVERSED.search(data[::-1]) is not None
+        ),
+    ):
         return
     for el in root.iter(etree.Element):
         text = el.text
@@ -390,8 +411,12 @@ def _url_values(d: _DocumentChecks) -> None:
         return
     if root is None:
         return
-    data = d.data
-    tags = [t for t in _URL_ELEMENTS if t == _LOC_TAG or t[1 : t.index("}")].encode() in data]
+    tags = [
+        t
+        for t in _URL_ELEMENTS
+        if t == _LOC_TAG
+        or d.scan("ns " + t, lambda data, t=t: t[1 : t.index("}")].encode() in data)  # type: ignore[misc]
+    ]
     values = [(el.text or "").strip(_SPACE) for tag in tags for el in root.iter(tag)]
     if _suspect(values):
         for el in root.iter(*tags):
@@ -465,7 +490,7 @@ def _iri_message(what: str, text: str) -> str:
 def _cdata(d: _DocumentChecks) -> None:
     """SM206: URLs in CDATA sections (permitted by XML, not recommended for URLs)."""
     data = d.data
-    if b"<![CDATA[" not in data:
+    if not d.first or b"<![CDATA[" not in data:
         return
     matches = list(_CDATA_URL.finditer(data))
     for m, line in zip(matches, _line_of(data, (m.start() for m in matches)), strict=True):
@@ -541,7 +566,9 @@ def _priority_form(d: _DocumentChecks) -> None:
     root = d.root
     if root is None:
         return
-    if root.prefix is None and _ODD_PRIORITY.search(d.data) is None:
+    if root.prefix is None and not d.scan(
+        "priority", lambda data: _ODD_PRIORITY.search(data) is not None
+    ):
         return
     for el in root.iter(f"{{{SITEMAP_NS}}}priority"):
         text = el.text
@@ -602,15 +629,22 @@ def check_document(
     kind: str | None,
     where: str | None,
     ctx: Context,
+    memo: dict[str, bool] | None = None,
+    first: bool = True,
 ) -> list[Finding]:
     """The checks over one document's uncompressed bytes and parsed tree.
 
     ``root`` is the parsed document (None for a text sitemap or a document that is not
     well-formed, for which only the byte-level checks run); ``kind`` the reader's.
+
+    A large document may be checked piece by piece: ``root`` then holds a run of its
+    entries under a copy of the root element, ``data`` is still the whole document,
+    one ``memo`` dict is shared by the pieces and ``first`` is true for the first piece
+    only. Findings about the root element come again with every piece (drop repeats).
     """
     if kind not in ("urlset", "sitemapindex", "text"):
         return []  # RSS and Atom feeds are read, not held to the sitemap rules
-    d = _DocumentChecks(root, data, where, ctx, kind)
+    d = _DocumentChecks(root, data, where, ctx, kind, memo, first)
     for check in _DOCUMENT_CHECKS:
         check(d)
     return d.out
@@ -648,12 +682,14 @@ def resolve_lines(
     data: bytes,
     kind: str | None,
     base_url: str | None = None,
+    anchors: Iterable[tuple[str, int]] | None = None,
 ) -> dict[tuple[str, int], int]:
     """Lines of records named ``(loc, occurrence)``, found in the parsed document.
 
     A record's loc is the reader's (an IRI becomes a URI, a relative loc is resolved
     against ``base_url``), so a raw value that does not match as written is compared in
-    that form too.
+    that form too. ``anchors`` (the ``(raw loc, line)`` of every entry, in document
+    order, as :func:`entry_anchors` gives them) stand in for a tree no longer held.
     """
     keys = set(wanted)
     if not keys:
@@ -661,7 +697,7 @@ def resolve_lines(
     locs = {loc for loc, _ in keys}
     found: dict[tuple[str, int], int] = {}
     seen: Counter[str] = Counter()
-    for raw, line in _anchors(root, data, kind):
+    for raw, line in anchors if anchors is not None else _anchors(root, data, kind):
         value = raw.strip(_SPACE)
         if value in locs:
             loc = value
@@ -698,6 +734,19 @@ def _as_record_loc(value: str, base_url: str | None) -> str | None:
         return None
 
 
+@functools.lru_cache(maxsize=16)
+def _first_locs(ns: str, entry: str) -> etree.XPath:
+    """The first <loc> of each entry of a root element (an XPath runs in C)."""
+    if not ns:
+        return etree.XPath(f"./{entry}/loc[1]")
+    return etree.XPath(f"./s:{entry}/s:loc[1]", namespaces={"s": ns})
+
+
+def entry_anchors(root: etree._Element, kind: str | None) -> Iterable[tuple[str, int]]:
+    """``(raw loc, line)`` of the entries of a parsed urlset or index, in document order."""
+    return _anchors(root, b"", kind)
+
+
 def _anchors(
     root: etree._Element | None, data: bytes, kind: str | None
 ) -> Iterable[tuple[str, int]]:
@@ -712,13 +761,11 @@ def _anchors(
         return
     if kind in ("urlset", "sitemapindex"):
         tag = str(root.tag)
-        ns = tag[: tag.index("}") + 1] if tag.startswith("{") else ""
-        entry = ns + ("url" if kind == "urlset" else "sitemap")
-        loc_tag = ns + "loc"
-        for el in root.iterchildren(entry):
-            loc = el.find(loc_tag)
-            if loc is not None and loc.text is not None:
-                yield loc.text, loc.sourceline or el.sourceline or 0
+        ns = tag[1 : tag.index("}")] if tag.startswith("{") else ""
+        for loc in _first_locs(ns, "url" if kind == "urlset" else "sitemap")(root):
+            assert isinstance(loc, etree._Element)
+            if loc.text is not None:
+                yield loc.text, loc.sourceline or 0
         return
     for el in root.iter(etree.Element):  # RSS <link>, Atom <link href>
         local = str(el.tag).rsplit("}", 1)[-1]
@@ -985,9 +1032,9 @@ def _unnormal(fc: FileChecks) -> set[int]:
 def _across(shared: SetChecks, locs: list[str], norms: list[str], keys: list[str]) -> bool:
     """Whether any URL of the batch meets one of earlier files (by hash)."""
     return not (
-        (not shared.exact or shared.exact.keys().isdisjoint(map(hash, locs)))
-        and (not shared.norm or shared.norm.keys().isdisjoint(map(hash, norms)))
-        and (not shared.variant or shared.variant.keys().isdisjoint(map(hash, keys)))
+        (not shared.exact or shared.exact.isdisjoint(map(hash, locs)))
+        and (not shared.norm or shared.norm.isdisjoint(map(hash, norms)))
+        and (not shared.variant or shared.variant.isdisjoint(map(hash, keys)))
     )
 
 
@@ -1004,8 +1051,9 @@ def _duplicate(
             see=(loc, 0),
         )
         return
-    if shared is not None and hash(loc) in shared.exact:
-        other = shared.files[shared.exact[hash(loc)]]
+    first_file = shared.exact.get(hash(loc)) if shared is not None else None
+    if shared is not None and first_file is not None:
+        other = shared.files[first_file]
         fc.emit("SM215", f"Duplicate URL {_clip(loc)!r}, also listed in {other}", i)
         return
     same = None
@@ -1039,8 +1087,8 @@ def _duplicate(
             "trailing slash); list only the canonical URL",
             i,
         )
-    elif shared is not None and hash(vkey) in shared.variant:
-        other = shared.files[shared.variant[hash(vkey)]]
+    elif shared is not None and (variant_file := shared.variant.get(hash(vkey))) is not None:
+        other = shared.files[variant_file]
         fc.emit(
             "SM216",
             f"{_clip(loc)!r} is a variant (http/https, www, trailing slash) of a URL in "
@@ -1617,18 +1665,90 @@ class DocumentNode:
     max_day: str = ""
 
 
+class HashIndex:
+    """Which file of a set first listed a URL, by the URL's ``hash()``: about 8 bytes a
+    URL (a sorted array of hashes per file) and a fixed bitmap that answers most
+    lookups without searching them.
+
+    >>> index = HashIndex()
+    >>> index.add(0, [hash("a"), hash("b")])
+    >>> index.add(1, [hash("b"), hash("c")])
+    >>> index.get(hash("b")), index.get(hash("c")), index.get(hash("d")), len(index)
+    (0, 1, None, 4)
+    """
+
+    def __init__(self) -> None:
+        # at least 16 bits a hash (about 6 % of misses are searched), 2**25 at most (4 MiB)
+        self._nbits = 1 << 16
+        self._bits = bytearray(self._nbits >> 3)
+        self._files: list[tuple[int, array[int]]] = []
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __bool__(self) -> bool:
+        return self._count > 0
+
+    def add(self, file: int, hashes: Iterable[int]) -> None:
+        """The hashes of one more file (those already in the index keep their file)."""
+        ordered = array("q", sorted(set(hashes)))
+        if not ordered:
+            return
+        self._files.append((file, ordered))
+        self._count += len(ordered)
+        if self._count * 16 > self._nbits and self._nbits < 1 << 25:
+            while self._count * 16 > self._nbits and self._nbits < 1 << 25:
+                self._nbits <<= 2
+            self._bits = bytearray(self._nbits >> 3)
+            for _, earlier in self._files:
+                self._mark(earlier)
+        else:
+            self._mark(ordered)
+
+    def _mark(self, hashes: array[int]) -> None:
+        bits, mask = self._bits, self._nbits - 1
+        for h in hashes:
+            i = h & mask
+            bits[i >> 3] |= 1 << (i & 7)
+
+    def get(self, h: int) -> int | None:
+        """The first file that listed hash ``h``, or None."""
+        i = h & (self._nbits - 1)
+        if not self._bits[i >> 3] & (1 << (i & 7)):
+            return None
+        for file, ordered in self._files:
+            at = bisect_left(ordered, h)
+            if at < len(ordered) and ordered[at] == h:
+                return file
+        return None
+
+    def __contains__(self, h: object) -> bool:
+        return isinstance(h, int) and self.get(h) is not None
+
+    def isdisjoint(self, hashes: Iterable[int]) -> bool:
+        """Whether none of ``hashes`` is in the index."""
+        bits, mask = self._bits, self._nbits - 1
+        for h in hashes:
+            i = h & mask
+            if bits[i >> 3] & (1 << (i & 7)) and self.get(h) is not None:
+                return False
+        return True
+
+
 class SetChecks:
     """Everything validated together: duplicates across files, the index graph, hreflang.
 
-    Memory grows with the set (a few dozen bytes per URL for the duplicate checks, and the
-    hreflang annotations); beyond ``max_urls`` URLs the cross-file checks stop, with a note.
+    Memory: the duplicate checks keep about 16 bytes a URL (:class:`HashIndex`, two or
+    three of them) and the hreflang checks the annotations; beyond ``max_urls`` URLs the
+    cross-file checks stop, with a note.
     """
 
     def __init__(self, *, max_urls: int = 5_000_000) -> None:
         self.files: list[str] = []
-        self.exact: dict[int, int] = {}
-        self.norm: dict[int, int] = {}
-        self.variant: dict[int, int] = {}
+        self.exact = HashIndex()
+        self.norm = HashIndex()
+        self.variant = HashIndex()
         self.alternates: dict[str, tuple[int, AlternateEntry]] = {}
         self.nodes: list[DocumentNode] = []
         self.max_urls = max_urls
@@ -1649,10 +1769,7 @@ class SetChecks:
             (self.norm, fc._norms),
             (self.variant, fc._variants),
         ):
-            new = dict.fromkeys(map(hash, values), k)
-            if target:
-                new = dict.fromkeys(new.keys() - target.keys(), k)
-            target.update(new)
+            target.add(k, map(hash, values))
         for entry in fc.alternates:
             self.alternates.setdefault(entry.norm, (k, entry))
         if len(self.exact) > self.max_urls:

@@ -503,13 +503,16 @@ def schema_findings(
     source: bytes | None = None,
     where: str | None = None,
     strict: bool = False,
+    seen_ns: set[str] | None = None,
 ) -> list[Finding]:
     """Validate a parsed sitemap against the bundled XSDs; one finding per schema error.
 
     Only ``<urlset>`` and ``<sitemapindex>`` in the sitemaps.org namespace are validated
     (a wrong root is the reader's SM101). A document that keeps DTD entity references is
     skipped: libxml2's validator cannot cope with them, and the reader reports SM011.
-    ``source`` (the uncompressed bytes) lets findings carry columns.
+    ``source`` (the uncompressed bytes) lets findings carry columns. An unknown
+    namespace is reported once: ``seen_ns`` carries the ones reported across the pieces
+    of one document validated piece by piece.
     """
     root = tree.getroot()
     ns, local = _split(root.tag)
@@ -521,7 +524,8 @@ def schema_findings(
     if not errors:
         return []
     classified: list[tuple[_Error, etree._Element | None, str, str, bool]] = []
-    seen_ns: set[str] = set()
+    if seen_ns is None:
+        seen_ns = set()
     for error in errors:
         el = xsd._find(root, error.path)
         if el is None:
