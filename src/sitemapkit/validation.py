@@ -186,8 +186,12 @@ class _Validator:
         max_bytes: int,
         tree_max_bytes: int,
         online: _Online | None = None,
+        max_findings: int = 0,
+        active: set[str] | None = None,
     ) -> None:
         self.ctx = ctx
+        self.max_findings = max_findings
+        self.active = active
         self.online = online
         self.tree_max_bytes = tree_max_bytes
         self.follow = follow
@@ -376,11 +380,34 @@ class _Validator:
         self.shared.add_document(
             DocumentNode(where, normalize(doc.url) if doc.url else None, kind, children, fc.max_day)
         )
+        if self.active is not None:
+            own = [f for f in own if f.rule in self.active]
+        if self.max_findings:
+            own = self._cap(own, where)
         report.findings.extend(own)
         report.entries += parser.entries
         if self.want_excerpts:
             _excerpts(report, where, plain, own)
         return _Outcome(kind, children)
+
+    def _cap(self, own: list[Finding], where: str) -> list[Finding]:
+        """The first ``max_findings`` findings of each rule in this document (by line);
+        the others are counted in ``report.omitted`` and noted."""
+        cap = self.max_findings
+        counts: dict[str, int] = {}
+        kept: list[Finding] = []
+        for f in sorted(own, key=lambda f: f.line or 0):
+            n = counts[f.rule] = counts.get(f.rule, 0) + 1
+            if n <= cap:
+                kept.append(f)
+        for rule, n in counts.items():
+            if n > cap:
+                self.report.omitted[rule] = self.report.omitted.get(rule, 0) + n - cap
+                self.report.notes.append(
+                    f"{where}: {n - cap:,} more {rule} findings are not listed (at most "
+                    f"{cap:,} per rule and document: max_findings, --max-findings)"
+                )
+        return kept
 
     def _tree(self, plain: bytes, where: str, ctx: Context) -> _Scan:
         """The tree pass of a document: in the tree process when the document is large
@@ -1082,6 +1109,7 @@ def validate(
     timeout: float = 10.0,
     check_limit: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    max_findings: int | None = 1_000,
 ) -> ValidationReport:
     """Validate sitemap files or URLs, and every child of the indexes among them.
 
@@ -1105,6 +1133,9 @@ def validate(
     at most ``check_limit`` URLs (the rest is noted as not checked); ``progress(done,
     queued)`` is called after each check. See :mod:`sitemapkit.io.urlcheck` for the
     requests made and their bounds. Online findings are warnings.
+
+    ``max_findings`` caps the findings listed per rule and document (the first ones, by
+    line); the others are counted in ``report.omitted`` and noted (``None`` or 0: all).
 
     Memory: each document is read whole (at most ``max_bytes`` after decompression, the
     reader's budget), and the XSD and structural checks hold its parsed tree, about 6-10
@@ -1170,6 +1201,8 @@ def validate(
         max_bytes=max_bytes,
         tree_max_bytes=tree_max_bytes,
         online=checker,
+        max_findings=max_findings or 0,
+        active=active,
     )
     report = validator.run(docs)
     report.findings = [f for f in report.findings if f.rule in active]

@@ -368,3 +368,22 @@ def test_a_large_document_checked_in_the_tree_process_gets_the_same_findings(
     rules = {f.rule for f in local.findings}
     assert {"SM215", "SM304", "SM402"} <= rules
     assert ("SM304", 31_238) in {(f.rule, f.line) for f in remote.findings}
+
+
+def test_findings_are_capped_per_rule_and_document(tmp_path: Path) -> None:
+    rows = "".join(
+        f"<url><loc>https://other.example/p{i}</loc><priority>{'2' if i < 3 else '0.5'}"
+        "</priority></url>\n"
+        for i in range(30)
+    )
+    path = tmp_path / "sitemap.xml"
+    path.write_text(HEAD + URLSET + ">\n" + rows + "</urlset>\n")
+    url = "https://example.com/sitemap.xml"
+    capped = validate(path, published_at=url, now=NOW, max_findings=5)
+    everything = validate(path, published_at=url, now=NOW, max_findings=None)
+    assert [f.line for f in everything.findings if f.rule == "SM210"] == list(range(3, 33))
+    assert [f.line for f in capped.findings if f.rule == "SM210"] == list(range(3, 8))
+    assert capped.omitted == {"SM210": 25} and everything.omitted == {}
+    assert [f.line for f in capped.findings if f.rule == "SM402"] == [3, 4, 5]  # under the cap
+    assert any("25 more SM210 findings" in n for n in capped.notes)
+    assert capped.summary()["omitted"] == {"SM210": 25}

@@ -58,6 +58,15 @@ from ..validation import validate
 )
 @click.option("--no-follow", is_flag=True, help="Do not validate the children of indexes.")
 @click.option(
+    "--max-findings",
+    type=click.IntRange(min=0),
+    default=1_000,
+    show_default=True,
+    metavar="N",
+    help="List at most N findings per rule and document (the first ones); the others "
+    "are counted in the summary. 0 lists all.",
+)
+@click.option(
     "--online",
     is_flag=True,
     help="Also check each sitemap's URL as a crawler meets it (SM012): a local file's "
@@ -118,6 +127,7 @@ def validate_cmd(
     fail_on: str,
     allow_hosts: tuple[str, ...],
     no_follow: bool,
+    max_findings: int,
     online: bool,
     check_urls: bool,
     robots_agent: str,
@@ -161,6 +171,7 @@ def validate_cmd(
             ignore=ignore,
             now=dt.datetime.now(dt.UTC),
             follow=not no_follow,
+            max_findings=max_findings,
             excerpts=fmt == "text",
             online=online,
             check_urls=check_urls,

@@ -64,6 +64,8 @@ class ValidationReport:
     unreadable: list[tuple[str, str]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     excerpts: dict[tuple[str, int], str] = field(default_factory=dict, repr=False)
+    #: Findings not listed, per rule: beyond the cap of findings per rule and file.
+    omitted: dict[str, int] = field(default_factory=dict)
 
     @property
     def errors(self) -> int:
@@ -92,6 +94,7 @@ class ValidationReport:
             "errors": self.errors,
             "warnings": self.warnings,
             "rules": dict(sorted(by_rule.items())),
+            "omitted": dict(sorted(self.omitted.items())),
             "not_checked": [{"sitemap": s, "reason": r} for s, r in self.not_checked],
             "unreadable": [{"target": t, "error": e} for t, e in self.unreadable],
             "notes": list(self.notes),
@@ -157,6 +160,8 @@ def render_text(report: ValidationReport, *, style: Style | None = None, **_: An
         if rules:
             verdict += " (" + ", ".join(f"{r} ×{n}" for r, n in sorted(rules.items())) + ")"
     tail = f"; {len(report.not_checked):,} not checked" if report.not_checked else ""
+    if report.omitted:
+        tail += f"; {sum(report.omitted.values()):,} more findings not listed"
     lines.append(f"{head}: {verdict}{tail}")
     return "\n".join(lines) + "\n"
 
