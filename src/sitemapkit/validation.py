@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, Protocol, cast
 from urllib.parse import unquote
+from xml.sax.saxutils import unescape as xml_unescape
 
 from lxml import etree
 
@@ -171,7 +172,7 @@ class _Scan:
     root: etree._Element | None
     kind: str | None
     findings: list[Finding]
-    anchors: list[tuple[str, int]] | None = None
+    anchors: Iterable[tuple[str, int]] | None = None
 
 
 class _Validator:
@@ -331,8 +332,12 @@ class _Validator:
             future_tolerance=self.ctx.future_tolerance,
         )
         plain = _gunzip(data, self.max_bytes)
-        if len(plain) <= self.tree_max_bytes:
-            scan: Future[_Scan] = self.pool.submit(self._tree, plain, where, ctx)
+        deferred = False
+        if len(plain) <= self.tree_max_bytes and len(plain) >= _DEFER_FROM and _looks_plain(plain):
+            deferred = True  # decided once the reader has seen the entries
+            scan: Future[_Scan] = Future()
+        elif len(plain) <= self.tree_max_bytes:
+            scan = self.pool.submit(self._tree, plain, where, ctx)
         else:
             scan = Future()
             scan.set_result(_Scan(None, None, []))
@@ -350,6 +355,12 @@ class _Validator:
             for _ in batches:
                 pass
         fc.finish()
+        if deferred:
+            scan.set_result(
+                _plain_pass(plain, where, ctx)
+                if parser.scanned_all and not parser.scanned_padded
+                else self._tree(plain, where, ctx)
+            )
         tree = scan.result()
         kind = parser.kind or tree.kind
         own = _reader_findings(parser.findings, ctx)
@@ -750,11 +761,8 @@ class _TreeProcess:
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
-        try:
-            self.proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
+        self.proc.kill()  # idle between documents: nothing to lose, no polling wait
+        self.proc.wait()
         if self.proc.stdout is not None:
             self.proc.stdout.close()
 
@@ -800,6 +808,65 @@ def _tree_main() -> None:  # pragma: no cover - runs in the tree process
         except Exception as exc:  # a bug: the parent goes on without this process
             reply = f"{type(exc).__name__}: {exc}"
         _send(out, reply)
+
+
+#: Documents from this size on that look plain wait for the reader (see _plain_pass).
+_DEFER_FROM: Final = 1 << 20
+# What _looks_plain rules out: prefixed elements, and values with white space around them.
+_PREFIXED_TAG: Final = re.compile(rb"</?[A-Za-z_][-\w.]*:")
+_LEADING_SPACE: Final = re.compile(rb">[ \t\r\n]+[^<\s]")
+_TRAILING_SPACE_REVERSED: Final = re.compile(rb"/<[ \t\r\n]+[^>\s]")
+_LOC_ELEMENT: Final = re.compile(rb"<loc>([^<]*)</loc>")
+
+
+def _looks_plain(plain: bytes) -> bool:
+    """Whether a urlset seems to hold nothing but what the reader's scanner reads (one
+    loc, lastmod, changefreq, priority per entry; see core.parse): no comment, CDATA,
+    DOCTYPE, prefixed element or padded value in its first 64 KiB. The reader confirms it
+    for the whole document (``SitemapParser.scanned_all`` and ``scanned_padded``); a
+    document that is not plain after all has its tree pass after the reader, not beside
+    it."""
+    head = plain[:_LOOK]
+    return (
+        b"</url>" in head
+        and b"<!--" not in head
+        and b"<![CDATA[" not in head
+        and b"<!DOCTYPE" not in head
+        and _PREFIXED_TAG.search(head) is None
+        and _LEADING_SPACE.search(head) is None
+        and _TRAILING_SPACE_REVERSED.search(head[::-1]) is None
+    )
+
+
+_LOOK: Final = 1 << 16
+
+
+def _plain_pass(plain: bytes, where: str, ctx: Context) -> _Scan:
+    """The tree pass of a document the reader's scanner read whole.
+
+    Every entry passed the reader's fast path, which is at least as strict as the schemas
+    and the structural checks for loc, lastmod, changefreq and priority (the order of the
+    scanner's pattern is the schemas' too), and the document holds no markup those checks
+    look at (``_looks_plain``). So the prolog, the root element and the first entry are
+    checked as a document of their own (their lines are the document's), and the entries'
+    anchors come from the bytes, only if a finding needs its line.
+    """
+    end = plain.index(b"</url>") + len(b"</url>")
+    head = _tree_pass(plain[:end] + b"</urlset>", where, ctx)
+    return _Scan(None, head.kind, head.findings, _plain_anchors(plain))
+
+
+def _plain_anchors(plain: bytes) -> Iterator[tuple[str, int]]:
+    """``(raw loc, line)`` of each entry of a plain urlset, from its bytes."""
+    line, last = 1, 0
+    for m in _LOC_ELEMENT.finditer(plain):
+        line += plain.count(b"\n", last, m.start())
+        last = m.start()
+        raw = m.group(1).decode("utf-8", "replace")
+        yield (xml_unescape(raw, _ENTITIES) if "&" in raw else raw), line
+
+
+_ENTITIES: Final = {"&quot;": '"', "&apos;": "'"}
 
 
 #: Documents larger than this are checked piece by piece (see _piece_pass).

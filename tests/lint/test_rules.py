@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sitemapkit.core import parse
 from sitemapkit.lint import checks, online, schema
@@ -387,3 +390,88 @@ def test_findings_are_capped_per_rule_and_document(tmp_path: Path) -> None:
     assert [f.line for f in capped.findings if f.rule == "SM402"] == [3, 4, 5]  # under the cap
     assert any("25 more SM210 findings" in n for n in capped.notes)
     assert capped.summary()["omitted"] == {"SM210": 25}
+
+
+_ENTRY_CHOICES = [
+    "<url><loc>https://example.com/a?x=1&amp;y=2</loc><lastmod>2024-05-01</lastmod></url>",
+    "<url>\n  <loc>https://example.com/b</loc>\n  <changefreq>daily</changefreq>\n"
+    "  <priority>0.5</priority>\n</url>",
+    "<url><loc>https://example.com/a?x=1&amp;y=2</loc></url>",  # a duplicate
+    "<url><loc>https://other.example/c</loc></url>",  # another host: SM210
+    "<url><loc>https://example.com/d</loc><lastmod>2031-01-01T00:00:00Z</lastmod></url>",
+    "<url><loc>https://example.com/e</loc><lastmod>1970-01-01</lastmod></url>",
+    "<url><loc>https://example.com/f</loc><lastmod>2024-02-30</lastmod></url>",
+    "<url><loc>https://example.com/g</loc><priority>1</priority></url>",
+    "<url><loc>HTTPS://Example.com/h</loc></url>",
+    "<url><loc>https://example.com/i/</loc></url><url><loc>http://example.com/i</loc></url>",
+    "<url><loc>https://example.com/j</loc><priority>0.5</priority><changefreq>daily"
+    "</changefreq></url>",
+    "<url><loc>https://example.com/k</loc></url><!-- a comment -->",
+    "<url><loc> https://example.com/l</loc></url>",
+    "<url><loc>https://example.com/m</loc><image:image><image:loc>https://example.com/"
+    "m.jpg</image:loc></image:image></url>",
+    "<url><loc>https://example.com/n\u00fc</loc></url>",
+    "<url><loc>https://example.com/o</loc><foo>x</foo></url>",
+]
+_PLAIN_ENTRIES = st.sampled_from(_ENTRY_CHOICES)
+#: The choices the reader's scanner takes (it refuses the others or they are not plain).
+_SCANNED = {_ENTRY_CHOICES[i] for i in (0, 1, 2, 3, 4, 5, 9)}
+_ROOTS = st.sampled_from(
+    [
+        URLSET + ">",
+        URLSET + IMAGE + ">",
+        URLSET + ' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"'
+        ' xsi:schemaLocation="http://www.sitemaps.org/schemas/sitemap/0.9 '
+        'http://example.com/sitemap.xsd">',
+        URLSET + ' xmlns:xhtml="http://example.com/not-xhtml">',
+    ]
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(_ROOTS, st.lists(_PLAIN_ENTRIES, min_size=1, max_size=12), st.booleans())
+def test_plain_documents_read_by_the_scanner_skip_the_tree_and_find_the_same(
+    root: str, entries: list[str], stylesheet: bool
+) -> None:
+    """A urlset the reader's scanner reads whole is not parsed into a tree; its findings
+    (lines, columns, locs) are those of the full tree pass."""
+    from sitemapkit import validation
+
+    head = HEAD + ('<?xml-stylesheet type="text/xsl" href="/s.xsl"?>\n' if stylesheet else "")
+    data = (head + root + "\n" + "\n".join(entries) + "\n</urlset>\n").encode()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "sitemap.xml"
+        path.write_bytes(data)
+        url = "https://example.com/sitemap.xml"
+
+        used: list[bool] = []
+        real = validation._plain_pass
+
+        def spy(plain: bytes, where: str, ctx: checks.Context) -> object:
+            used.append(True)
+            return real(plain, where, ctx)
+
+        def run(shortcut: bool) -> list[tuple[object, ...]]:
+            patches: dict[str, object] = {
+                "_DEFER_FROM": 0 if shortcut else 1 << 40,
+                "_REMOTE_FROM": 1 << 40,
+                "_plain_pass": spy,
+            }
+            saved = {name: getattr(validation, name) for name in patches}
+            try:
+                for name, value in patches.items():
+                    setattr(validation, name, value)
+                report = validate(path, published_at=url, now=NOW, select=ALL_RULES)
+            finally:
+                for name, value in saved.items():
+                    setattr(validation, name, value)
+            return sorted(
+                (f.rule, f.severity, f.message, f.line, f.column, f.loc) for f in report.findings
+            )
+
+        assert run(True) == run(False)
+        # documents of scanner-plain entries only did skip the tree
+        assert bool(used) == (set(entries) <= _SCANNED)
+
+
+ALL_RULES = list(RULES)

@@ -518,6 +518,11 @@ class SitemapParser:
         self._news = 0
         self._reported: set[str] = set()
         self._prefix_reported = False
+        #: True when the scanner read every entry of the document (all plain, see
+        #: _scan_feed): nothing but the prolog, the root and its end went to libxml2.
+        self.scanned_all = False
+        #: True when a value the scanner read has white space around it (SM109).
+        self.scanned_padded = False
         # the scanner: on while it reads the entries (see _scan_feed)
         self._scan = False
         self._scan_ok = False
@@ -939,6 +944,8 @@ class SitemapParser:
                 return
         rest = buf[done:]
         tail = rest.lstrip(_SPACE)
+        if tail.startswith(b"</urlset"):
+            self.scanned_all = True
         if len(rest) > _SCAN_PENDING or (
             tail and not (tail.startswith(b"<url>") or b"<url>".startswith(tail))
         ):
@@ -968,6 +975,16 @@ class SitemapParser:
             url = _fast_url(loc, lastmod, changefreq, priority)
             if url is None:
                 return pos
+            # the fast path took the values stripped; the validator wants to know (SM109)
+            if not self.scanned_padded and (
+                loc[0] in _XML_SPACE
+                or loc[-1] in _XML_SPACE
+                or any(
+                    v is not None and (v[0] in _XML_SPACE or v[-1] in _XML_SPACE)
+                    for v in (lastmod, changefreq, priority)
+                )
+            ):
+                self.scanned_padded = True
             self.entries += 1
             if self.entries > max_entries:
                 self._over_budget(self._scan_line_at(text, pos))

@@ -1682,6 +1682,7 @@ class HashIndex:
         self._nbits = 1 << 16
         self._bits = bytearray(self._nbits >> 3)
         self._files: list[tuple[int, array[int]]] = []
+        self._pending: list[tuple[int, array[int]]] = []  # sorted at the first lookup
         self._count = 0
 
     def __len__(self) -> int:
@@ -1691,14 +1692,25 @@ class HashIndex:
         return self._count > 0
 
     def add(self, file: int, hashes: Iterable[int]) -> None:
-        """The hashes of one more file (those already in the index keep their file)."""
-        ordered = array("q", sorted(set(hashes)))
-        if not ordered:
-            return
+        """The hashes of one more file (those already in the index keep their file).
+
+        Sorted only when the index is next asked: the last file of a set never is.
+        """
+        raw = array("q", hashes)
+        if raw:
+            self._pending.append((file, raw))
+            self._count += len(raw)
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, []
+        for file, raw in pending:
+            self._take(file, array("q", sorted(set(raw))))
+
+    def _take(self, file: int, ordered: array[int]) -> None:
         self._files.append((file, ordered))
-        self._count += len(ordered)
-        if self._count * 16 > self._nbits and self._nbits < 1 << 25:
-            while self._count * 16 > self._nbits and self._nbits < 1 << 25:
+        total = sum(len(o) for _, o in self._files)
+        if total * 16 > self._nbits and self._nbits < 1 << 25:
+            while total * 16 > self._nbits and self._nbits < 1 << 25:
                 self._nbits <<= 2
             self._bits = bytearray(self._nbits >> 3)
             for _, earlier in self._files:
@@ -1714,6 +1726,8 @@ class HashIndex:
 
     def get(self, h: int) -> int | None:
         """The first file that listed hash ``h``, or None."""
+        if self._pending:
+            self._flush()
         i = h & (self._nbits - 1)
         if not self._bits[i >> 3] & (1 << (i & 7)):
             return None
@@ -1728,6 +1742,8 @@ class HashIndex:
 
     def isdisjoint(self, hashes: Iterable[int]) -> bool:
         """Whether none of ``hashes`` is in the index."""
+        if self._pending:
+            self._flush()
         bits, mask = self._bits, self._nbits - 1
         for h in hashes:
             i = h & mask
