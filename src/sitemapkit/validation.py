@@ -358,7 +358,9 @@ class _Validator:
         if deferred:
             scan.set_result(
                 _plain_pass(plain, where, ctx)
-                if parser.scanned_all and not parser.scanned_padded
+                if parser.scanned_all
+                and not parser.scanned_padded
+                and not parser.scanned_extensions
                 else self._tree(plain, where, ctx)
             )
         tree = scan.result()

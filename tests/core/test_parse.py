@@ -1428,6 +1428,22 @@ SCAN_PIECES = st.sampled_from(
         b"<url><loc>https://example.com/m</loc><image:image><image:loc>"
         b"https://example.com/m.jpg</image:loc></image:image></url>",
         b"<url><loc>https://example.com/n</loc><priority>2</priority></url>",
+        b"<url><loc>https://example.com/i1</loc><priority>0.5</priority>\n <image:image>"
+        b"<image:loc>https://example.com/1.jpg?a=1&amp;b=2</image:loc></image:image>\n"
+        b" <image:image>\n  <image:loc> https://example.com/2.jpg </image:loc>\n"
+        b" </image:image>\n</url>",
+        b"<url><loc>https://example.com/i2</loc><image:image><image:loc>HTTPS://EXAMPLE.com/"
+        b"3.jpg</image:loc></image:image></url>",
+        b"<url><loc>https://example.com/i3</loc><image:image><image:loc></image:loc>"
+        b"</image:image></url>",
+        b"<url><loc>https://example.com/i4</loc><image:image><image:loc>https://example.com/"
+        b"4.jpg</image:loc><image:caption>A</image:caption></image:image></url>",
+        b"<url><loc>https://example.com/i5</loc><image:image><image:loc>https://example.com/"
+        b"5.jpg</image:loc></image:image><priority>0.5</priority></url>",
+        b"<url><loc>https://example.com/i6</loc><img:image><img:loc>https://example.com/"
+        b"6.jpg</img:loc></img:image></url>",
+        b"<url><loc>https://example.com/i7</loc><image:image><image:loc>/rel.jpg"
+        b"</image:loc></image:image></url>",
         b"<url><loc></loc></url>",
         b"<url ><loc>https://example.com/o</loc></url>",
         b"<url><loc>https://example.com/p</loc><loc>https://example.com/q</loc></url>",

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator
@@ -199,12 +200,30 @@ _SCAN_VALUE: Final = (
     "([^<&\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\ufffe\\uffff]*"
     "(?:&(?:amp|lt|gt|quot|apos);[^<&\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\ufffe\\uffff]*)*)"
 )
-_SCAN_ENTRY: Final = re.compile(
+_SCAN_CORE: Final = (
     f"{_SCAN_SPACE}<url>{_SCAN_SPACE}<loc>{_SCAN_VALUE}</loc>{_SCAN_SPACE}"
     f"(?:<lastmod>{_SCAN_VALUE}</lastmod>{_SCAN_SPACE})?"
     f"(?:<changefreq>{_SCAN_VALUE}</changefreq>{_SCAN_SPACE})?"
-    f"(?:<priority>{_SCAN_VALUE}</priority>{_SCAN_SPACE})?</url>"
+    f"(?:<priority>{_SCAN_VALUE}</priority>{_SCAN_SPACE})?"
 )
+#: A plain entry; the fifth group (images, see _scan_patterns) is always empty.
+_SCAN_ENTRY: Final = re.compile(_SCAN_CORE + "()</url>")
+
+
+@functools.lru_cache(maxsize=8)
+def _scan_patterns(prefix: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """The entry pattern when ``prefix`` is bound to the image namespace on the root:
+    plain entries that may end with images holding only an ``image:loc`` (the fifth
+    group), and the pattern of those locs."""
+    p = re.escape(prefix)
+    value = _SCAN_VALUE[1:-1]  # without its group
+    image = (
+        f"<{p}:image>{_SCAN_SPACE}<{p}:loc>{value}</{p}:loc>{_SCAN_SPACE}</{p}:image>{_SCAN_SPACE}"
+    )
+    entry = re.compile(_SCAN_CORE + f"((?:{image})*)</url>")
+    return entry, re.compile(f"<{p}:loc>{_SCAN_VALUE}</{p}:loc>")
+
+
 # The prolog and root start tag the scanner takes over after: an XML declaration,
 # stylesheet processing instructions and <urlset> with attributes, nothing else (no
 # DOCTYPE, no comments). The declaration's encoding is checked separately.
@@ -523,9 +542,13 @@ class SitemapParser:
         self.scanned_all = False
         #: True when a value the scanner read has white space around it (SM109).
         self.scanned_padded = False
+        #: True when the scanner read extension elements (images) too.
+        self.scanned_extensions = False
         # the scanner: on while it reads the entries (see _scan_feed)
         self._scan = False
         self._scan_ok = False
+        self._scan_entry = _SCAN_ENTRY
+        self._scan_image: re.Pattern[str] | None = None
         self._scan_buf = b""
         self._scan_line = 0  # line of the first byte after the root start tag
         self._scan_nl = 0  # line breaks scanned since then
@@ -822,6 +845,9 @@ class SitemapParser:
                 and info.internalDTD is None
                 and (enc is None or enc.lower() in (b"utf-8", b"utf8"))
             )
+            prefix = next((p for p, uri in root.nsmap.items() if p and uri == IMAGE_NS), None)
+            if prefix is not None:
+                self._scan_entry, self._scan_image = _scan_patterns(prefix)
 
     def _check_prolog(self, root: etree._Element, head: bytes) -> None:
         has_decl = head.startswith(b"<?xml")
@@ -955,7 +981,8 @@ class SitemapParser:
 
     def _scan_text(self, text: str, limit: int) -> int:
         """Read plain entries from ``text[:limit]``; return where the first other one starts."""
-        match = _SCAN_ENTRY.match
+        match = self._scan_entry.match
+        image_locs = self._scan_image
         append = self._out.append
         max_entries = self.max_entries
         pos = 0
@@ -963,7 +990,7 @@ class SitemapParser:
             m = match(text, pos, limit)
             if m is None:
                 return pos
-            loc, lastmod, changefreq, priority = m.groups()
+            loc, lastmod, changefreq, priority, images = m.groups()
             if "&" in loc:
                 loc = _unescape(loc)
             if lastmod is not None and "&" in lastmod:
@@ -975,6 +1002,13 @@ class SitemapParser:
             url = _fast_url(loc, lastmod, changefreq, priority)
             if url is None:
                 return pos
+            if images:
+                assert image_locs is not None
+                pictures = self._scan_images(image_locs.findall(images))
+                if pictures is None:
+                    return pos
+                _URL_IMAGES(url, pictures)
+                self.scanned_extensions = True
             # the fast path took the values stripped; the validator wants to know (SM109)
             if not self.scanned_padded and (
                 loc[0] in _XML_SPACE
@@ -994,6 +1028,26 @@ class SitemapParser:
             append(url)
             pos = m.end()
         return pos
+
+    @staticmethod
+    def _scan_images(locs: list[str]) -> tuple[Image, ...] | None:
+        """The images of an entry, as the tree path builds them; None unless every loc
+        is canonical (and at most the protocol's 1,000): then the tree path decides."""
+        if len(locs) > limits.MAX_IMAGES:
+            return None
+        out = []
+        for loc in locs:
+            if "&" in loc:
+                loc = _unescape(loc)
+            loc = loc.strip(_XML_SPACE)
+            if not loc or not _canonical_loc(loc):
+                return None
+            image = _new(Image)
+            _IMAGE_LOC(image, loc)
+            for name in ("caption", "geo_location", "title", "license"):
+                _setattr(image, name, None)
+            out.append(image)
+        return tuple(out)
 
     def _scan_line_at(self, text: str, pos: int) -> int:
         """The line of the entry that starts (after white space) at ``text[pos]``."""
