@@ -277,6 +277,13 @@ def test_duplicates_are_kept_once_in_order_and_reported(out: Path) -> None:
     ]
 
 
+def test_duplicate_examples_are_urls_not_xml(out: Path) -> None:
+    urls = ["https://example.com/a?x=1&y='2'", "https://example.com/b"] * 2
+    res = write(out, urls)
+    assert res.duplicates == 2
+    assert res.duplicate_examples == ["https://example.com/a?x=1&y='2'", "https://example.com/b"]
+
+
 def test_a_shard_made_only_of_duplicates_disappears(out: Path) -> None:
     urls = ["https://example.com/a", "https://example.com/b"] * 3
     res = write(out, urls, max_urls=2)

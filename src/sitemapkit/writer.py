@@ -27,6 +27,7 @@ from operator import eq
 from pathlib import Path
 from types import TracebackType
 from typing import Final, Literal
+from xml.sax.saxutils import unescape as xml_unescape
 
 from .core import limits
 from .core.finding import Finding
@@ -60,6 +61,11 @@ _NS_MARKERS: Final = (
 )
 
 
+def _unescape(text: str) -> str:
+    """A loc as written in a sitemap, back to the URL (the writer escapes & and ')."""
+    return xml_unescape(text, {"&apos;": "'", "&quot;": '"'})
+
+
 @dataclass(frozen=True, slots=True)
 class FileInfo:
     """One published file: its name, entries, uncompressed and stored bytes."""
@@ -87,7 +93,7 @@ class WriteResult:
     indexes: list[str] = field(default_factory=list)
     urls: int = 0
     duplicates: int = 0
-    duplicate_examples: list[str] = field(default_factory=list)
+    duplicate_examples: list[str] = field(default_factory=list)  # as URLs, not escaped
     removed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     #: With a state file: URLs added, changed, unchanged and removed since the last run,
@@ -680,7 +686,7 @@ class SitemapWriter:
                     if key in first:
                         removed += 1
                         if len(examples) < 10:
-                            examples.append(key)
+                            examples.append(key if txt else _unescape(key))
                         continue
                     first.add(key)
                 keep.append(line)
@@ -766,7 +772,7 @@ class SitemapWriter:
         if not self._state.stage(url.loc, shard, data, ns, news, fp, content, changed, status):
             self.result.duplicates += 1
             if len(self.result.duplicate_examples) < 10:
-                self.result.duplicate_examples.append(escape(url.loc))
+                self.result.duplicate_examples.append(url.loc)
 
     def _fits(self, load: list[int], size: int, ns: int, news: int) -> bool:
         count, nbytes, nnews, nns = load
