@@ -207,6 +207,8 @@ class _Fast:
         n = data.count(b"\n")
         if not n or b"\n\n" in data or data[0] == 10 or b"\r" in data or data[-1] != 10:
             return None
+        # only escapes of the input can be broken: the ones made here are whole
+        escapes = b"%" in data
         high = data.translate(None, _ASCII_BYTES)
         if high:
             try:
@@ -218,7 +220,7 @@ class _Fast:
                 data = data.replace(bytes((byte,)), b"%%%02X" % byte)
         if (
             data.translate(None, _URI_BYTES)
-            or (b"%" in data and _BAD_PCT.search(data) is not None)
+            or (escapes and _BAD_PCT.search(data) is not None)
             or b"/." in data
             or not data.startswith(self.base)
             or data.count(self.prefix) != n - 1
@@ -233,8 +235,9 @@ class _Fast:
         fields.pop()  # after the last newline
         cols = {c: fields[i::ncol] for i, c in enumerate(self.columns)}
         loc_list = cols["loc"]
-        # escaped lengths are an upper bound of the real ones: exact checks on the row path
-        if max(map(len, loc_list)) > 2047 or min(map(len, loc_list)) < 12:
+        # escaped lengths are an upper bound of the real ones: exact checks on the row path;
+        # every loc starts with the base URL, so none is shorter than it
+        if max(map(len, loc_list)) > 2047 or (len(self.base) < 12 and min(map(len, loc_list)) < 12):
             return None
         hashes = array("q", map(hash, loc_list))
         if self.txt:
