@@ -808,30 +808,30 @@ def test_deflate_content_encoding_zlib_and_raw(site: Site) -> None:
 
 def test_decoder_members_padding_and_truncation() -> None:
     data = gzip.compress(b"a" * 300_000) + gzip.compress(b"b") + b"\x00" * 8
-    decoder = fetch._Decoder("gzip", "x")
+    decoder = fetch.ContentDecoder("gzip", "x")
     out = b"".join(
         piece for i in range(0, len(data), 7) for piece in decoder.decode(data[i : i + 7])
     )
     decoder.flush()
     assert out == b"a" * 300_000 + b"b"
-    assert all(len(p) <= fetch._STEP for p in fetch._Decoder("gzip", "x").decode(data))
-    cut = fetch._Decoder("x-gzip", "x")
+    assert all(len(p) <= fetch._STEP for p in fetch.ContentDecoder("gzip", "x").decode(data))
+    cut = fetch.ContentDecoder("x-gzip", "x")
     list(cut.decode(gzip.compress(b"abc" * 1000)[:20]))
     with pytest.raises(ParseError, match="ends early"):
         cut.flush()
-    assert list(fetch._Decoder("identity", "x").decode(b"abc")) == [b"abc"]
+    assert list(fetch.ContentDecoder("identity", "x").decode(b"abc")) == [b"abc"]
 
 
 def test_retry_after_values() -> None:
-    assert fetch._retry_after("2", 60) == 2.0
-    assert fetch._retry_after("120", 60) == 60.0
-    assert fetch._retry_after(None, 60) is None
-    assert fetch._retry_after("soon", 60) is None
-    assert fetch._retry_after("Wed, 21 Oct 2015 07:28:00 GMT", 60) == 0.0  # in the past
+    assert fetch.retry_after_seconds("2", 60) == 2.0
+    assert fetch.retry_after_seconds("120", 60) == 60.0
+    assert fetch.retry_after_seconds(None, 60) is None
+    assert fetch.retry_after_seconds("soon", 60) is None
+    assert fetch.retry_after_seconds("Wed, 21 Oct 2015 07:28:00 GMT", 60) == 0.0  # in the past
     later = email.utils.format_datetime(
         datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=30), usegmt=True
     )
-    wait = fetch._retry_after(later, 60)
+    wait = fetch.retry_after_seconds(later, 60)
     assert wait is not None and 25 <= wait <= 31
 
 

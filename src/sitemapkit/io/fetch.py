@@ -99,6 +99,7 @@ __all__ = [
     "DEFAULT_RETRIES",
     "DEFAULT_TIMEOUT",
     "USER_AGENT",
+    "ContentDecoder",
     "RecordIterator",
     "RecordStream",
     "Report",
@@ -109,6 +110,7 @@ __all__ = [
     "discover",
     "discover_sync",
     "read_url_records",
+    "retry_after_seconds",
 ]
 
 
@@ -203,7 +205,7 @@ def _options(
 # -- Content-Encoding ---------------------------------------------------------------------
 
 
-class _Decoder:
+class ContentDecoder:
     """Removes an HTTP ``Content-Encoding`` (gzip, deflate) in bounded steps.
 
     httpx's own decoder inflates a whole network chunk at once; a hostile 64 KiB chunk
@@ -833,7 +835,7 @@ class _Retry(Exception):
         self.error = error
 
 
-def _retry_after(value: str | None, cap: float) -> float | None:
+def retry_after_seconds(value: str | None, cap: float) -> float | None:
     """Seconds from a ``Retry-After`` header (delay-seconds or HTTP-date), capped."""
     if not value:
         return None
@@ -1119,7 +1121,7 @@ class _Runner:
                         state.url = target
                         continue
                     if status == 429 or (status >= 500 and status not in (501, 505)):
-                        wait = _retry_after(
+                        wait = retry_after_seconds(
                             response.headers.get("retry-after"), self.opts.max_retry_after
                         )
                         raise _Retry(wait, status, FetchError(f"HTTP status {status}", where=url))
@@ -1147,7 +1149,7 @@ class _Runner:
         self, req: FetchRequest, state: _FetchState, response: httpx.Response, emit: Emit
     ) -> None:
         url = state.url
-        decoder = _Decoder(response.headers.get("content-encoding", ""), url)
+        decoder = ContentDecoder(response.headers.get("content-encoding", ""), url)
         doc = await self._open(req, state, emit)
         writer = self.cache.writer(url, response.headers) if self.cache is not None else None
         try:
@@ -1185,7 +1187,7 @@ class _Runner:
     async def _read_cached(
         self, req: FetchRequest, state: _FetchState, cached: _CacheEntry, emit: Emit
     ) -> None:
-        decoder = _Decoder(cached.content_encoding, state.url)
+        decoder = ContentDecoder(cached.content_encoding, state.url)
         doc = await self._open(req, state, emit)
         try:
             with cached.body.open("rb") as file:

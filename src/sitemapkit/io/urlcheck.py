@@ -76,7 +76,7 @@ from ..core.probe import (
 )
 from ..core.robots import MAX_ROBOTS_BYTES, robots_url
 from ..errors import SitemapError
-from .fetch import USER_AGENT, _Decoder, _retry_after
+from .fetch import USER_AGENT, ContentDecoder, retry_after_seconds
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -519,7 +519,7 @@ class UrlChecker:
             answer = await self._attempt(method, url, read, ranged)
             if answer.status is None or not retryable(answer.status) or attempt >= opts.retries:
                 return answer
-            wait = _retry_after(answer.headers.get("retry-after"), opts.max_retry_after)
+            wait = retry_after_seconds(answer.headers.get("retry-after"), opts.max_retry_after)
             if wait is None:
                 wait = min(opts.backoff * 2**attempt, opts.max_retry_after)
             attempt += 1
@@ -571,7 +571,7 @@ class UrlChecker:
             limit = IMAGE_BYTES
         else:
             limit = MAX_ROBOTS_BYTES
-        decoder = _Decoder(response.headers.get("content-encoding", ""), str(response.url))
+        decoder = ContentDecoder(response.headers.get("content-encoding", ""), str(response.url))
         head = answer.head
         kept = bytearray()
         # An async generator (httpx types it as an iterator): closed here, not by the GC.
