@@ -211,12 +211,6 @@ class _Validator:
 
     def run(self, docs: list[_Doc]) -> ValidationReport:
         try:
-            if not self.tree_process_failed and any(_worth_a_process(d) for d in docs):
-                # started now, it imports while the first document is read
-                try:
-                    self.tree_process = _TreeProcess()
-                except OSError:
-                    self.tree_process_failed = True
             queue = list(docs)
             while queue:
                 doc = queue.pop(0)
@@ -711,16 +705,6 @@ def _quoted_ns(message: str) -> str:
 
 #: Documents from this size on have their tree pass in a child process (_TreeProcess).
 _REMOTE_FROM: Final = 1 << 20
-
-
-def _worth_a_process(doc: _Doc) -> bool:
-    """A URL (its size unknown: sets of sitemaps are large) or a large local file."""
-    if doc.path is None:
-        return True
-    try:
-        return doc.path.stat().st_size >= _REMOTE_FROM
-    except OSError:
-        return False
 
 
 def _two_cores() -> bool:
