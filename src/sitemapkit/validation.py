@@ -44,7 +44,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, Protocol, cast
 from urllib.parse import unquote
-from xml.sax.saxutils import unescape as xml_unescape
 
 from lxml import etree
 
@@ -52,7 +51,7 @@ from .core.finding import Finding, Severity
 from .core.model import Url
 from .core.parse import DEFAULT_MAX_BYTES, Record, SitemapParser
 from .core.probe import Probe, Purpose, is_http
-from .core.urls import Origin, iri_to_uri
+from .core.urls import Origin, iri_to_uri, unescape
 from .errors import FetchError, LimitError, SitemapError
 from .lint.checks import (
     Context,
@@ -63,6 +62,7 @@ from .lint.checks import (
     check_compression,
     check_document,
     entry_anchors,
+    may_have_padded_values,
     normalize,
     resolve_lines,
 )
@@ -798,10 +798,8 @@ def _tree_main() -> None:  # pragma: no cover - runs in the tree process
 
 #: Documents from this size on that look plain wait for the reader (see _plain_pass).
 _DEFER_FROM: Final = 1 << 20
-# What _looks_plain rules out: prefixed elements, and values with white space around them.
+# What _looks_plain rules out besides padded values: prefixed elements.
 _PREFIXED_TAG: Final = re.compile(rb"</?[A-Za-z_][-\w.]*:")
-_LEADING_SPACE: Final = re.compile(rb">[ \t\r\n]+[^<\s]")
-_TRAILING_SPACE_REVERSED: Final = re.compile(rb"/<[ \t\r\n]+[^>\s]")
 _LOC_ELEMENT: Final = re.compile(rb"<loc>([^<]*)</loc>")
 
 
@@ -819,8 +817,7 @@ def _looks_plain(plain: bytes) -> bool:
         and b"<![CDATA[" not in head
         and b"<!DOCTYPE" not in head
         and _PREFIXED_TAG.search(head) is None
-        and _LEADING_SPACE.search(head) is None
-        and _TRAILING_SPACE_REVERSED.search(head[::-1]) is None
+        and not may_have_padded_values(head)
     )
 
 
@@ -849,16 +846,25 @@ def _plain_anchors(plain: bytes) -> Iterator[tuple[str, int]]:
         line += plain.count(b"\n", last, m.start())
         last = m.start()
         raw = m.group(1).decode("utf-8", "replace")
-        yield (xml_unescape(raw, _ENTITIES) if "&" in raw else raw), line
-
-
-_ENTITIES: Final = {"&quot;": '"', "&apos;": "'"}
+        yield unescape(raw), line
 
 
 #: Documents larger than this are checked piece by piece (see _piece_pass).
 _PIECES_FROM: Final = 4 << 20
 #: Entries per piece: a few MB of tree.
 _PIECE: Final = 5_000
+
+
+#: How the tree pass parses: hardened (no entities, DTD or network), only elements kept.
+_TREE_OPTIONS: Final[dict[str, Any]] = {
+    "resolve_entities": False,
+    "no_network": True,
+    "load_dtd": False,
+    "huge_tree": False,
+    "remove_blank_text": True,
+    "remove_comments": True,
+    "remove_pis": True,
+}
 
 
 def _tree_pass(plain: bytes, where: str, ctx: Context) -> _Scan:
@@ -870,15 +876,7 @@ def _tree_pass(plain: bytes, where: str, ctx: Context) -> _Scan:
         scan = _piece_pass(text, where, ctx)
         if scan is not None:
             return scan
-    parser = etree.XMLParser(
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        huge_tree=False,
-        remove_blank_text=True,
-        remove_comments=True,
-        remove_pis=True,
-    )
+    parser = etree.XMLParser(**_TREE_OPTIONS)
     try:
         root = etree.fromstring(text, parser)
     except etree.XMLSyntaxError:
@@ -915,15 +913,7 @@ def _piece_pass(text: bytes, where: str, ctx: Context, piece: int = _PIECE) -> _
     the whole tree) for a document that is not well-formed, has a DOCTYPE, or is not a
     urlset or an index.
     """
-    options: dict[str, Any] = {
-        "resolve_entities": False,
-        "no_network": True,
-        "load_dtd": False,
-        "huge_tree": False,
-        "remove_blank_text": True,
-        "remove_comments": True,
-        "remove_pis": True,
-    }
+    options = _TREE_OPTIONS
     sniff = etree.XMLPullParser(events=("start",), **options)
     root: etree._Element | None = None
     try:

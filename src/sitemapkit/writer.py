@@ -27,7 +27,6 @@ from operator import eq
 from pathlib import Path
 from types import TracebackType
 from typing import Final, Literal
-from xml.sax.saxutils import unescape as xml_unescape
 
 from .core import limits
 from .core.finding import Finding
@@ -42,7 +41,7 @@ from .core.serialize import (
     sitemap_entry,
     url_entry,
 )
-from .core.urls import XML_SPACE, Origin, check_location, escape, iri_to_uri
+from .core.urls import XML_SPACE, Origin, check_location, escape, iri_to_uri, unescape
 from .core.w3cdate import format_lastmod
 from .errors import InputError
 from .io.files import Publisher, ShardFile, Worker
@@ -59,11 +58,6 @@ _NS_MARKERS: Final = (
     (VIDEO, "<video:video"),
     (NEWS, "<news:news"),
 )
-
-
-def _unescape(text: str) -> str:
-    """A loc as written in a sitemap, back to the URL (the writer escapes & and ')."""
-    return xml_unescape(text, {"&apos;": "'", "&quot;": '"'})
 
 
 @dataclass(frozen=True, slots=True)
@@ -686,7 +680,7 @@ class SitemapWriter:
                     if key in first:
                         removed += 1
                         if len(examples) < 10:
-                            examples.append(key if txt else _unescape(key))
+                            examples.append(key if txt else unescape(key))
                         continue
                     first.add(key)
                 keep.append(line)

@@ -66,7 +66,7 @@ from .namespace import (
     VIDEO_NS,
     XHTML_NS,
 )
-from .urls import iri_to_uri, resolve
+from .urls import iri_to_uri, resolve, unescape
 from .w3cdate import LASTMOD_RE, parse_w3c
 
 __all__ = [
@@ -397,17 +397,9 @@ def _fast_url(loc: str, lastmod: str | None, cf: str | None, pr: str | None) -> 
     return url
 
 
-def _unescape(text: str) -> str:
-    """Decode the five predefined entities (the only references the scanner takes)."""
-    if text.count("&") == text.count("&amp;"):
-        return text.replace("&amp;", "&")
-    return (
-        text.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", '"')
-        .replace("&apos;", "'")
-        .replace("&amp;", "&")
-    )
+def _padded(value: str | None) -> bool:
+    """Whether a non-empty value starts or ends with XML white space."""
+    return value is not None and (value[0] in _XML_SPACE or value[-1] in _XML_SPACE)
 
 
 def _canonical_loc(loc: str) -> bool:
@@ -992,13 +984,13 @@ class SitemapParser:
                 return pos
             loc, lastmod, changefreq, priority, images = m.groups()
             if "&" in loc:
-                loc = _unescape(loc)
+                loc = unescape(loc)
             if lastmod is not None and "&" in lastmod:
-                lastmod = _unescape(lastmod)
+                lastmod = unescape(lastmod)
             if changefreq is not None and "&" in changefreq:
-                changefreq = _unescape(changefreq)
+                changefreq = unescape(changefreq)
             if priority is not None and "&" in priority:
-                priority = _unescape(priority)
+                priority = unescape(priority)
             url = _fast_url(loc, lastmod, changefreq, priority)
             if url is None:
                 return pos
@@ -1011,12 +1003,7 @@ class SitemapParser:
                 self.scanned_extensions = True
             # the fast path took the values stripped; the validator wants to know (SM109)
             if not self.scanned_padded and (
-                loc[0] in _XML_SPACE
-                or loc[-1] in _XML_SPACE
-                or any(
-                    v is not None and (v[0] in _XML_SPACE or v[-1] in _XML_SPACE)
-                    for v in (lastmod, changefreq, priority)
-                )
+                _padded(loc) or _padded(lastmod) or _padded(changefreq) or _padded(priority)
             ):
                 self.scanned_padded = True
             self.entries += 1
@@ -1038,7 +1025,7 @@ class SitemapParser:
         out = []
         for loc in locs:
             if "&" in loc:
-                loc = _unescape(loc)
+                loc = unescape(loc)
             loc = loc.strip(_XML_SPACE)
             if not loc or not _canonical_loc(loc):
                 return None

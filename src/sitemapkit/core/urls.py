@@ -25,6 +25,7 @@ __all__ = [
     "iri_to_uri",
     "remove_dot_segments",
     "resolve",
+    "unescape",
     "validate_loc",
 ]
 
@@ -123,6 +124,26 @@ def escape(text: str) -> str:
     if _NEEDS_ESCAPE.search(text) is None:
         return text
     return _NEEDS_ESCAPE.sub(lambda m: _ESCAPES[m.group()], text)
+
+
+def unescape(text: str) -> str:
+    """Decode the five predefined XML entities (``&amp;`` last, so ``&amp;lt;`` stays
+    ``&lt;``); character references are left as they are.
+
+    >>> unescape("https://example.com/?a=1&amp;b=&lt;2&gt;")
+    'https://example.com/?a=1&b=<2>'
+    """
+    if "&" not in text:
+        return text
+    if text.count("&") == text.count("&amp;"):
+        return text.replace("&amp;", "&")
+    return (
+        text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", '"')
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+    )
 
 
 def check_text(value: str, what: str) -> str:

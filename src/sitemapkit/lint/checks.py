@@ -362,18 +362,19 @@ class _DocumentChecks:
         self.out.append(Finding(rule, sev, message, self.where, line, None, loc))
 
 
+def may_have_padded_values(data: bytes) -> bool:
+    """Whether some element's text may start or end with white space (a byte scan; the
+    tree confirms it)."""
+    return _LEADING.search(data) is not None or _TRAILING_REVERSED.search(data[::-1]) is not None
+
+
 @_decides("SM109")
 def _padded(d: _DocumentChecks) -> None:
     """SM109: whitespace around values. Found in the bytes (fast), confirmed in the tree."""
     root = d.root
     if root is None:
         return
-    if not d.scan(
-        "padded",
-        lambda data: (
-            _LEADING.search(data) is not None or _TRAILING_REVERSED.search(data[::-1]) is not None
-        ),
-    ):
+    if not d.scan("padded", may_have_padded_values):
         return
     for el in root.iter(etree.Element):
         text = el.text
