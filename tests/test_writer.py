@@ -277,6 +277,14 @@ def test_duplicates_are_kept_once_in_order_and_reported(out: Path) -> None:
     ]
 
 
+def test_duplicates_are_dropped_from_text_sitemaps_too(out: Path) -> None:
+    urls = ["https://example.com/a", "https://example.com/b", "https://example.com/a"]
+    res = write(out, urls * 2, format="txt", max_urls=2)
+    assert res.duplicates == 4 and res.urls == 2
+    texts = [(out / f.name).read_text() for f in res.files if f.kind == "text"]
+    assert texts == ["https://example.com/a\nhttps://example.com/b\n"]
+
+
 def test_duplicate_examples_are_urls_not_xml(out: Path) -> None:
     urls = ["https://example.com/a?x=1&y='2'", "https://example.com/b"] * 2
     res = write(out, urls)

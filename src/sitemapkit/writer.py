@@ -654,17 +654,17 @@ class SitemapWriter:
         strings, so a (very unlikely) 64-bit hash collision removes nothing.
         """
         txt = self.format == "txt"
-        loc_re = re.compile(r"^(.*)$" if txt else r"^<url><loc>([^<]*)</loc>", re.M)
+        # a text sitemap's locs are its lines; an entry line's loc is its first <loc>
+        find_re = re.compile(r"^(.+)$" if txt else r"^<url><loc>([^<]*)</loc>", re.M)
+        loc_re = re.compile(r"<loc>([^<]*)</loc>")
         first: set[str] = set()
         suspects = self._suspects
-        txt = self.format == "txt"
-        loc_re = re.compile(r"<loc>([^<]*)</loc>")
         kept_counts: list[int] = []
         examples = self.result.duplicate_examples
         removed_total = 0
         for i, f in enumerate(self._shards):
             text = f.read_back().decode()
-            if not any(map(suspects.__contains__, map(hash, loc_re.findall(text)))):
+            if not any(map(suspects.__contains__, map(hash, find_re.findall(text)))):
                 kept_counts.append(self._counts[i])
                 continue
             lines = text.splitlines(keepends=True)
