@@ -19,10 +19,10 @@ T1 = dt.datetime(2024, 1, 1, 12, 0, tzinfo=dt.UTC)
 T2 = dt.datetime(2024, 2, 1, 12, 0, tzinfo=dt.UTC)
 
 
-def run(out: Path, state: Path, rows: list[tuple[str, str | None]], now: dt.datetime,
-        **kw: object) -> sk.WriteResult:
-    with sk.SitemapWriter(out, base_url=BASE, state=state, now=now, max_urls=10,
-                          **kw) as w:  # type: ignore[arg-type]
+def run(
+    out: Path, state: Path, rows: list[tuple[str, str | None]], now: dt.datetime, **kw: object
+) -> sk.WriteResult:
+    with sk.SitemapWriter(out, base_url=BASE, state=state, now=now, max_urls=10, **kw) as w:  # type: ignore[arg-type]
         for loc, content in rows:
             w.add(BASE + loc, content_hash=content)
     return w.result
@@ -65,8 +65,10 @@ def test_only_affected_shards_change(tmp_path: Path) -> None:
     assert lm[BASE + "p12"] == "2024-02-01T12:00:00+00:00"
     assert lm[BASE + "new"] == "2024-02-01T12:00:00+00:00"
     assert lm[BASE + "p3"] == "2024-01-01T12:00:00+00:00"  # untouched: its first time
-    index = {e.find("s:loc", NS).text: e.find("s:lastmod", NS).text
-             for e in parse(out / "sitemap.xml").iterfind("s:sitemap", NS)}
+    index = {
+        e.find("s:loc", NS).text: e.find("s:lastmod", NS).text
+        for e in parse(out / "sitemap.xml").iterfind("s:sitemap", NS)
+    }
     assert index[BASE + "sitemap-1.xml"] == "2024-01-01T12:00:00+00:00"
     assert index[BASE + "sitemap-2.xml"] == "2024-02-01T12:00:00+00:00"
 
@@ -90,12 +92,13 @@ def test_content_from_hashes_the_built_pages(tmp_path: Path) -> None:
     for now in (T1, T2):
         if now == T2:
             (site / "docs" / "intro.html").write_text("v2")
-        with sk.SitemapWriter(out, base_url=BASE, state=state, now=now,
-                              content_from=site) as w:
+        with sk.SitemapWriter(out, base_url=BASE, state=state, now=now, content_from=site) as w:
             w.add(BASE)
             w.add(BASE + "docs/intro")
-    assert lastmods(out) == {BASE: "2024-01-01T12:00:00+00:00",
-                             BASE + "docs/intro": "2024-02-01T12:00:00+00:00"}
+    assert lastmods(out) == {
+        BASE: "2024-01-01T12:00:00+00:00",
+        BASE + "docs/intro": "2024-02-01T12:00:00+00:00",
+    }
 
 
 def test_explicit_lastmod_wins_and_output_validates(tmp_path: Path) -> None:
@@ -131,8 +134,22 @@ def test_killed_mid_run_recovers(tmp_path: Path) -> None:
     rows = "".join(f"{BASE}p{i},v1\n" for i in range(20_000))
     src = tmp_path / "in.csv"
     src.write_text("loc,content_hash\n" + rows)
-    cmd = [sys.executable, "-m", "sitemapkit", "write", str(src), "-o", str(out), "--base-url",
-           BASE, "--state", str(state), "--max-urls", "1000", "--gzip"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "sitemapkit",
+        "write",
+        str(src),
+        "-o",
+        str(out),
+        "--base-url",
+        BASE,
+        "--state",
+        str(state),
+        "--max-urls",
+        "1000",
+        "--gzip",
+    ]
     subprocess.run(cmd, check=True, capture_output=True)
     old = {n: b for n, (b, _) in snapshot(out).items()}
     src.write_text("loc,content_hash\n" + rows.replace(",v1", ",v2"))
@@ -166,8 +183,19 @@ def test_submit_changed_since_sends_what_the_last_run_changed(
     run(out, state, [("a", "1"), ("b", "1"), ("c", "1")], T1)
     run(out, state, [("a", "1"), ("b", "2"), ("d", "1")], T2)  # b changed, c removed, d new
     with pytest.raises(SystemExit) as info:
-        main(["submit", "indexnow", "--key", "0123456789abcdef", "--host", "example.com",
-              "--changed-since", str(state), "--dry-run"])
+        main(
+            [
+                "submit",
+                "indexnow",
+                "--key",
+                "0123456789abcdef",
+                "--host",
+                "example.com",
+                "--changed-since",
+                str(state),
+                "--dry-run",
+            ]
+        )
     assert info.value.code in (0, None)
     body = json.loads(capsysbinary.readouterr().out)
     assert body["urlList"] == [BASE + "b", BASE + "c", BASE + "d"]

@@ -21,8 +21,12 @@ def test_all_is_sorted_and_every_name_exists() -> None:
 def test_every_public_class_and_function_is_exported() -> None:
     """The lazy table, the typing imports and __all__ name the same things."""
     tree = ast.parse((SRC / "__init__.py").read_text())
-    typed = {a.asname or a.name for n in ast.walk(tree)
-             if isinstance(n, ast.ImportFrom) and n.level for a in n.names}
+    typed = {
+        a.asname or a.name
+        for n in ast.walk(tree)
+        if isinstance(n, ast.ImportFrom) and n.level
+        for a in n.names
+    }
     assert typed == set(sk._WHERE) == set(sk.__all__) - {"__version__"}
     for name, module in sk._WHERE.items():
         assert getattr(sk, name) is getattr(importlib.import_module("sitemapkit" + module), name)
@@ -39,8 +43,9 @@ def _imports(path: Path) -> set[str]:
     mods: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.ImportFrom) and node.level:
-            base = path.parent.relative_to(SRC).parts[: len(path.parent.relative_to(SRC).parts)
-                                                       - (node.level - 1)]
+            base = path.parent.relative_to(SRC).parts[
+                : len(path.parent.relative_to(SRC).parts) - (node.level - 1)
+            ]
             mods.add(".".join([*base, *(node.module or "").split(".")]).strip("."))
     return mods
 

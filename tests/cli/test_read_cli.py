@@ -39,18 +39,29 @@ def test_urls_format(doc: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> N
     with pytest.raises(SystemExit) as info:
         main(["read", str(doc), "--format", "urls"])
     assert info.value.code == 0
-    assert capsysbinary.readouterr().out == b"https://example.com/a?x=1&y=2\nhttps://example.com/b\n"
+    assert (
+        capsysbinary.readouterr().out == b"https://example.com/a?x=1&y=2\nhttps://example.com/b\n"
+    )
 
 
-def test_jsonl_format_is_the_record_shape(doc: Path,
-                                          capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_jsonl_format_is_the_record_shape(
+    doc: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
     with pytest.raises(SystemExit):
         main(["read", str(doc)])
     rows = [json.loads(line) for line in capsysbinary.readouterr().out.splitlines()]
-    assert rows[0] == {"kind": "url", "loc": "https://example.com/a?x=1&y=2",
-                       "lastmod": "2024-05-01", "changefreq": None, "priority": None,
-                       "images": [], "videos": [], "news": None, "alternates": [],
-                       "source": str(doc)}
+    assert rows[0] == {
+        "kind": "url",
+        "loc": "https://example.com/a?x=1&y=2",
+        "lastmod": "2024-05-01",
+        "changefreq": None,
+        "priority": None,
+        "images": [],
+        "videos": [],
+        "news": None,
+        "alternates": [],
+        "source": str(doc),
+    }
     assert rows[1]["priority"] == 0.3
 
 
@@ -81,24 +92,35 @@ def test_not_a_sitemap_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert err.startswith("sitemapkit: error:")
 
 
-def test_relative_locs_with_published_at(tmp_path: Path,
-                                         capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_relative_locs_with_published_at(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
     p = tmp_path / "r.xml"
     p.write_bytes(DOC.replace(b"https://example.com/b", b"/shop/b"))
     with pytest.raises(SystemExit):
-        main(["read", str(p), "--format", "urls", "--published-at",
-              "https://example.com/sitemap.xml"])
+        main(
+            [
+                "read",
+                str(p),
+                "--format",
+                "urls",
+                "--published-at",
+                "https://example.com/sitemap.xml",
+            ]
+        )
     assert capsysbinary.readouterr().out.splitlines()[1] == b"https://example.com/shop/b"
 
 
-def test_a_site_whose_sitemap_is_missing_exits_3(tmp_path: Path,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_site_whose_sitemap_is_missing_exits_3(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import http.server
     import threading
 
     (tmp_path / "robots.txt").write_text("Sitemap: http://127.0.0.1:{port}/gone.xml\n")
     handler = lambda *a: http.server.SimpleHTTPRequestHandler(  # noqa: E731
-        *a, directory=str(tmp_path))
+        *a, directory=str(tmp_path)
+    )
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     port = server.server_address[1]
     (tmp_path / "robots.txt").write_text(f"Sitemap: http://127.0.0.1:{port}/gone.xml\n")
@@ -111,15 +133,17 @@ def test_a_site_whose_sitemap_is_missing_exits_3(tmp_path: Path,
     assert "SM012" in err and "404" in err
 
 
-def test_tree_shows_each_sitemap_with_its_status(tmp_path: Path,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_tree_shows_each_sitemap_with_its_status(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     import http.server
     import threading
 
     import sitemapkit as sk
 
     handler = lambda *a: http.server.SimpleHTTPRequestHandler(  # noqa: E731
-        *a, directory=str(tmp_path))
+        *a, directory=str(tmp_path)
+    )
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     with sk.SitemapWriter(tmp_path, base_url=base, max_urls=2, gzip=True) as w:

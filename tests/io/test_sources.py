@@ -67,6 +67,12 @@ _LASTMOD = st.one_of(
             "0000-01-01",
             "2024-13-01",
             "2024-05-01T10:61:00Z",
+            # a Z (or z) where no offset may stand
+            "2024-05-01Z",
+            "2024-05-01T10:00:0Z",
+            "2024-05-01T10:00:00z",
+            "2024-05-01TZ0:00:00+00:00",
+            "2024-05-01T10:00:00ZZ",
         ]
     ),
     st.dates().map(str),
@@ -154,6 +160,7 @@ def test_fast_path_takes_plain_blocks_and_writes_what_the_row_path_writes(
         # one bad value anywhere sends the whole block to the row path
         assert fast.format(body.replace(b"2024-02-29T23", b"2023-02-29T23", 1)) is None
         assert fast.format(body.replace(b"+14:00", b"+14:01", 1)) is None
+        assert fast.format(body.replace(b"\n", b"\n\n", 1)) is None  # a blank line
 
 
 def test_txt_output_from_a_csv_lists_only_the_locs(tmp_path: Path) -> None:
