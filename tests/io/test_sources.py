@@ -138,6 +138,41 @@ def test_fast_path_agrees_with_row_path_on_any_rows(
     assert fast == slow
 
 
+_DATETIME_FIELDS = st.builds(
+    "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}{}{:02d}:{:02d}".format,
+    st.one_of(
+        st.sampled_from([0, 4, 100, 400, 1900, 2000, 2023, 2024, 2100]), st.integers(0, 9999)
+    ),
+    st.integers(0, 13),
+    st.integers(0, 32),
+    st.integers(0, 24),
+    st.integers(0, 60),
+    st.integers(0, 60),
+    st.sampled_from("+-"),
+    st.integers(0, 15),
+    st.sampled_from([0, 1, 30, 59, 60]),
+)
+
+
+@given(
+    values=st.lists(_DATETIME_FIELDS, min_size=1, max_size=6),
+    damage=st.one_of(st.none(), st.tuples(st.integers(0, 200), st.sampled_from("0a+-:T \n"))),
+)
+def test_column_check_of_datetimes_agrees_with_the_pattern(
+    values: list[str], damage: tuple[int, str] | None
+) -> None:
+    lm = "".join(v + "\n" for v in values)
+    if damage is not None:
+        pos = damage[0] % len(lm)
+        lm = lm[:pos] + damage[1] + lm[pos + 1 :]
+    data = lm.encode()
+    by_pattern = sources._DATETIMES.fullmatch(data) is not None
+    by_columns = sources._in_range(data, len(values))
+    assert not by_columns or by_pattern  # never takes what the pattern refuses
+    if by_pattern and all(line[20:22] != "14" for line in lm.splitlines()):
+        assert by_columns  # ...and takes all the pattern takes, but for +14:00 offsets
+
+
 def test_fast_path_takes_plain_blocks_and_writes_what_the_row_path_writes(
     tmp_path: Path,
 ) -> None:
