@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import sitemapkit as sk
@@ -154,9 +154,15 @@ _DATETIME_FIELDS = st.builds(
 )
 
 
+@settings(max_examples=300, deadline=None)
+@example(values=["2024-02-29T10:00:00+14:00"], damage=None)
+@example(values=["2024-01-01T10:00:00+01:00"], damage=(4, "+"))
+@example(values=["2024-01-01T10:00:00+01:00"], damage=(16, "+"))
+@example(values=["2024-01-01T10:00:00-01:00"], damage=(19, "Z"))
 @given(
-    values=st.lists(_DATETIME_FIELDS, min_size=1, max_size=6),
-    damage=st.one_of(st.none(), st.tuples(st.integers(0, 200), st.sampled_from("0a+-:T \n"))),
+    values=st.lists(_DATETIME_FIELDS, min_size=1, max_size=4),
+    # one character replaced, in a position of a line's layout (0-25)
+    damage=st.one_of(st.none(), st.tuples(st.integers(0, 103), st.sampled_from("+-:T0\nZa"))),
 )
 def test_column_check_of_datetimes_agrees_with_the_pattern(
     values: list[str], damage: tuple[int, str] | None

@@ -158,7 +158,8 @@ def _in_range(lm: bytes, n: int) -> bool:
     decides (so a +14:00 offset only costs time). Lines are
     ``YYYY-MM-DDThh:mm:ss±hh:mm`` (``Z`` already replaced); ``len(lm) == 26 * n``.
     """
-    if lm.translate(_SHAPE) != _LAYOUT * n:
+    # the shape maps both signs to "-", so a "+" must stand in the offsets' column only
+    if lm.translate(_SHAPE) != _LAYOUT * n or lm.count(b"+") != lm[19::_WIDTH].count(b"+"):
         return False
 
     def field(pos: int) -> int:
