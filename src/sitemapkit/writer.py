@@ -288,6 +288,18 @@ class SitemapWriter:
         self._counts.append(count)
         self._append_run(*run)
 
+    def drop_adopted(self) -> None:
+        """Delete every adopted shard and forget it and its hashes: fresh again."""
+        if self._cur is not None or self._hashes:
+            raise RuntimeError("only adopted shards can be dropped")
+        for f in self._shards:
+            f.path.unlink(missing_ok=True)
+        self._shards.clear()
+        self._counts.clear()
+        self._runs.clear()
+        if self._publisher is not None:
+            self._publisher.stage(".hashes").unlink(missing_ok=True)
+
     @staticmethod
     def hash_run(hashes: array[int]) -> tuple[bytes, list[int]]:
         """Sorted hashes as bytes and their bucket cuts: one run of the duplicate check."""

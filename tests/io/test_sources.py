@@ -371,7 +371,13 @@ def test_forked_path_falls_back_on_input_it_cannot_cut(
 ) -> None:
     head, *rows = _big_csv(2_500).splitlines()
     text = "\n".join([head, *damage(rows)]) + "\n"
+    rereads: list[int] = []  # hash runs of shards dropped in the fallback would show here
+    monkeypatch.setattr(sk.SitemapWriter, "_drop_duplicates", lambda w: rereads.append(1))
     forked = _outputs(tmp_path, text, "f.csv")
+    assert rereads == []
+    monkeypatch.undo()
+    monkeypatch.setattr(sources, "_PARALLEL_MIN", 0)
+    forked = _outputs(tmp_path, text, "f2.csv")
     monkeypatch.setattr(sources, "_PARALLEL_MIN", 1 << 40)
     assert forked == _outputs(tmp_path, text, "g.csv")
     assert len(forked) == 4  # 3 shards + index: no row lost or split

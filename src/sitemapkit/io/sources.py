@@ -607,31 +607,32 @@ def _write_parallel(
             job = (k, s, e, line + (body_start > 0), str(writer.stage_shard(k + 1)))
             jobs.append(job)
             pending.append(pool.apply_async(_range_job, (job,)))
+        if len(jobs) < 2:
+            raise _NotPlain
         done = 0
-        results = []
-        for task in pending:
-            res = task.get()
+        # Each shard is adopted as its result comes in, so that its hash run goes to disk
+        # at once (10M URLs hold 80 MB of them).
+        for k, job in enumerate(jobs):
+            res = pending[k].get()
+            pending[k] = None  # a finished task holds its result: its hash run
             if res[0] == "error":
                 raise InputError(res[1], where=where, line=res[2], field=res[3], hint=res[4])
             if res[0] in ("too-big", "not-plain"):
                 raise _NotPlain
-            results.append(res)
+            writer.adopt_shard(Path(job[4]), res[1], res[2], res[3], res[4])
             done += res[1]
             if progress:
                 progress(done)
-        if len(results) < 2:
-            raise _NotPlain
     except _NotPlain:
         pool.terminate()
         pool.join()
+        writer.drop_adopted()
         for job in jobs:
             Path(job[4]).unlink(missing_ok=True)
         return False
     finally:
         pool.terminate()
         pool.join()
-    for job, res in zip(jobs, results, strict=True):
-        writer.adopt_shard(Path(job[4]), res[1], res[2], res[3], res[4])
     return True
 
 
