@@ -204,6 +204,31 @@ def test_fast_path_takes_plain_blocks_and_writes_what_the_row_path_writes(
         assert fast.format(body.replace(b"\n", b"\n\n", 1)) is None  # a blank line
 
 
+@pytest.mark.parametrize("base", ["https://example.com/", "https://example.com/shop/"])
+def test_dot_segments_get_what_the_row_path_gives(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base: str
+) -> None:
+    paths = ["a/./b", "a/../b", "..", "../../x", ".well-known/x", "x?next=/../y", "a/.."]
+    text = "loc,priority\n" + "".join(f"{base}{p},0.5\n" for p in paths)
+
+    def outcome(i: int) -> bytes | str:
+        src = tmp_path / str(i) / "d.csv"
+        src.parent.mkdir()
+        src.write_text(text)
+        try:
+            with sk.SitemapWriter(tmp_path / f"o{i}", base_url=base) as w:
+                write_inputs(w, [str(src)])
+        except sk.SitemapError as exc:
+            return f"error line {exc.line}: {exc.message}"
+        return (tmp_path / f"o{i}" / "sitemap.xml").read_bytes()
+
+    fast = outcome(1)
+    row_path_only(monkeypatch)
+    assert fast == outcome(2)
+    # under a folder, "../" climbs out of it: refused, whichever path wrote it
+    assert isinstance(fast, str) == (base != BASE)
+
+
 def test_txt_output_from_a_csv_lists_only_the_locs(tmp_path: Path) -> None:
     src = tmp_path / "a.csv"
     src.write_text(CSV, encoding="utf-8")

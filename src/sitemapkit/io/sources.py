@@ -24,6 +24,7 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Final, Protocol
+from urllib.parse import urlsplit
 
 from ..core.model import CHANGEFREQS, Alternate, Image, InvalidValue, News, Url, Video
 from ..core.urls import XML_SPACE
@@ -258,6 +259,9 @@ class _Fast:
         # anything else takes the slow path.
         self.base = writer.base_url.encode()
         self.prefix = b"\n" + self.base
+        # Dot segments ("/./", "/../") may climb out of a base folder, which the row
+        # path's location check finds; under a root base every path stays inside.
+        self.dots = urlsplit(writer.base_url).path != "/"
         order = [c for c in _BASIC if c in columns]
         self.order = order
         width = 2 * len(order) + 1
@@ -299,7 +303,7 @@ class _Fast:
         if (
             data.translate(None, _URI_BYTES)
             or (escapes and _BAD_PCT.search(data) is not None)
-            or b"/." in data
+            or (self.dots and b"/." in data)
             or not data.startswith(self.base)
             or data.count(self.prefix) != n - 1
         ):
