@@ -98,7 +98,7 @@ _PARALLEL_MIN = 16 << 20
 _URI_BYTES: Final = (
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%\n"
 )
-_ASCII_BYTES: Final = bytes(range(128))
+_HIGH_BYTES: Final = bytes(range(128, 256))
 _BAD_PCT: Final = re.compile(rb"%(?![0-9A-Fa-f]{2})")
 _PRIORITIES: Final = frozenset(f"{i / 10:.1f}".encode() for i in range(11))
 _CHANGEFREQS: Final = frozenset(c.encode() for c in CHANGEFREQS)
@@ -204,18 +204,19 @@ def _fast_lastmods(vals: list[bytes]) -> list[bytes] | None:
     """The lastmods of a block as the writer emits them, if all are plain; else ``None``.
 
     Plain means all complete dates, or all dates and times with seconds and an offset
-    (``Z`` is written ``+00:00``), checked on the whole block by one regular expression.
+    (``Z`` is written ``+00:00``), checked on the whole block: column by column
+    (:func:`_in_range`), else by one calendar-exact regular expression.
     """
-    lm = b"\n".join(vals) + b"\n"
-    if len(lm) == 11 * len(vals):
-        return vals if _DATES.fullmatch(lm) else None
+    given = b"\n".join(vals) + b"\n"
+    if len(given) == 11 * len(vals):
+        return vals if _DATES.fullmatch(given) else None
     # a Z anywhere but at the end of a valid value leaves an offset where the pattern
     # refuses one, so all of them can be replaced, by the single-byte (memchr) search
-    lm = lm.replace(b"Z", b"+00:00").replace(b"-00:00\n", b"+00:00\n")
+    lm = given.replace(b"Z", b"+00:00").replace(b"-00:00\n", b"+00:00\n")
     n = len(vals)
     if len(lm) != _WIDTH * n or not (_in_range(lm, n) or _DATETIMES.fullmatch(lm)):
         return None
-    return lm.split(b"\n")[:-1]
+    return vals if lm == given else lm.split(b"\n")[:-1]
 
 
 def detect_format(name: str, head: bytes) -> str:
@@ -291,18 +292,20 @@ class _Fast:
             return None
         # only escapes of the input can be broken: the ones made here are whole
         escapes = b"%" in data
-        high = data.translate(None, _ASCII_BYTES)
-        if high:
+        # what is not a URI character must be the UTF-8 of non-ASCII characters
+        other = data.translate(None, _URI_BYTES)
+        if other:
+            if other.translate(None, _HIGH_BYTES):
+                return None
             try:
                 data.decode("utf-8")
             except UnicodeDecodeError:
                 return None
             # IRI -> URI: each byte of a non-ASCII character's UTF-8 is percent-encoded
-            for byte in set(high):
+            for byte in set(other):
                 data = data.replace(bytes((byte,)), b"%%%02X" % byte)
         if (
-            data.translate(None, _URI_BYTES)
-            or (escapes and _BAD_PCT.search(data) is not None)
+            (escapes and _BAD_PCT.search(data) is not None)
             or (self.dots and b"/." in data)
             or not data.startswith(self.base)
             or data.count(self.prefix) != n - 1
