@@ -41,7 +41,15 @@ from .core.serialize import (
     sitemap_entry,
     url_entry,
 )
-from .core.urls import XML_SPACE, Origin, check_location, escape, iri_to_uri, unescape
+from .core.urls import (
+    XML_SPACE,
+    Origin,
+    check_location,
+    escape,
+    iri_to_uri,
+    is_canonical_loc,
+    unescape,
+)
 from .core.w3cdate import format_lastmod
 from .errors import InputError
 from .io.files import Publisher, ShardFile, Worker
@@ -50,6 +58,7 @@ from .io.state import StateStore
 __all__ = ["FileInfo", "SitemapWriter", "WriteResult"]
 
 _FLUSH: Final = 1 << 20
+_SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _RUN: Final = 1 << 16  # hashes per spilled run (512 KiB on disk)
 # Spilled hashes are floats: 53 bits are plenty to find candidates (each one is then
 # checked by string), and a list of floats sorts about twice as fast as one of ints.
@@ -356,8 +365,10 @@ class SitemapWriter:
         """Resolve a possibly relative loc against ``base_url`` (and turn it into a URI)."""
         from .core.urls import resolve
 
+        if is_canonical_loc(loc):
+            return loc
         text = loc.strip(XML_SPACE)
-        if not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", text):
+        if not _SCHEME.match(text):
             text = resolve(text, self.base_url)
         return iri_to_uri(text)
 
@@ -391,6 +402,9 @@ class SitemapWriter:
     # -- internals ----------------------------------------------------------------
 
     def _check_location(self, loc: str) -> None:
+        # under the base URL, the common case: only dot segments could climb out of it
+        if loc.startswith(self.base_url) and ("/." not in loc or self._origin.path == "/"):
+            return
         if self.check_location:
             why = check_location(loc, self._origin)
             if why is not None:

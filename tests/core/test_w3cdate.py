@@ -91,3 +91,30 @@ def test_format_then_parse_is_the_same_instant(value: dt.datetime) -> None:
     parsed = parse_w3c(text)
     assert parsed.granularity == 5
     assert parsed.to_datetime() == value.replace(microsecond=0)
+
+
+@given(
+    st.datetimes(
+        min_value=dt.datetime(1, 1, 2), max_value=dt.datetime(9999, 12, 30), timezones=_OFFSETS
+    ),
+    st.sampled_from(["seconds", "minutes", "fraction", "date"]),
+    st.booleans(),
+)
+def test_strings_keep_their_instant_and_offset(value: dt.datetime, form: str, zulu: bool) -> None:
+    """Strings already in the writer's form take a shortcut; all must agree with parsing."""
+    if form == "date":
+        text = value.date().isoformat()
+    else:
+        text = value.isoformat(timespec={"fraction": "microseconds"}.get(form, form))
+    if form != "date" and zulu and value.utcoffset() == dt.timedelta(0):
+        text = text[:-6] + "Z"
+    out = format_lastmod(text)
+    if form == "date":
+        assert out == text
+        return
+    parsed, given_ = parse_w3c(out), parse_w3c(text)
+    assert parsed.granularity == 5 and out.endswith(
+        text[-6:] if not text.endswith("Z") else "+00:00"
+    )
+    assert parsed.to_datetime() == given_.to_datetime().replace(microsecond=0)
+    assert not out.endswith("-00:00")

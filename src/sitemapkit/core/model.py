@@ -19,7 +19,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any, Final, Literal
 
 from . import limits
-from .urls import check_text, iri_to_uri, validate_loc
+from .urls import check_text, iri_to_uri, is_canonical_loc, validate_loc
 from .w3cdate import format_lastmod
 
 __all__ = [
@@ -71,6 +71,8 @@ def _set(obj: object, name: str, value: object) -> None:
 def _loc(value: object, name: str) -> str:
     if not isinstance(value, str):
         raise InvalidValue(name, f"expected a URL string, got {type(value).__name__}")
+    if is_canonical_loc(value):
+        return value
     try:
         # control characters are percent-encoded like any other character URIs forbid
         return validate_loc(iri_to_uri(value), "URL")
@@ -149,7 +151,24 @@ def _decimal(value: object, name: str, hi: str) -> float | None:
         raise InvalidValue(name, f"{value!r} is not a decimal number; use e.g. 0.5") from None
     if not d.is_finite() or not Decimal(0) <= d <= Decimal(hi):
         raise InvalidValue(name, f"{value!r} is out of range; use a number from 0.0 to {hi}")
-    return float(d.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
+    return float(d.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)) + 0.0  # not -0.0
+
+
+_PRIORITIES: dict[object, float | None] = {}  # given value -> _decimal of it (a few kinds)
+
+
+def _priority(value: object) -> float | None:
+    """``_decimal(value, "priority", "1.0")``, remembered for the values seen."""
+    if type(value) in (str, float, int):  # hashable, and not bool (True == 1)
+        try:
+            return _PRIORITIES[value]
+        except KeyError:
+            pass
+        result = _decimal(value, "priority", "1.0")
+        if len(_PRIORITIES) < 10_000:
+            _PRIORITIES[value] = result
+        return result
+    return _decimal(value, "priority", "1.0")
 
 
 def _tuple(value: Iterable[Any] | None, name: str) -> tuple[Any, ...]:
@@ -398,7 +417,8 @@ class Url:
 
     def __post_init__(self) -> None:
         _set(self, "loc", _loc(self.loc, "loc"))
-        _set(self, "lastmod", _date(self.lastmod, "lastmod"))
+        if self.lastmod is not None:
+            _set(self, "lastmod", _date(self.lastmod, "lastmod"))
         if self.changefreq is not None:
             if (
                 not isinstance(self.changefreq, str)
@@ -410,16 +430,23 @@ class Url:
                     "monthly, yearly, never",
                 )
             _set(self, "changefreq", self.changefreq.strip().lower())
-        _set(self, "priority", _decimal(self.priority, "priority", "1.0"))
-        _set(self, "images", _coerce_images(self.images))
-        videos = _tuple(self.videos, "videos")
-        _set(self, "videos", tuple(v if isinstance(v, Video) else _video(v) for v in videos))
-        if isinstance(self.news, Mapping):
+        if self.priority is not None:
+            _set(self, "priority", _priority(self.priority))
+        # the defaults (empty tuples, no news) need no work: most URLs carry them
+        if type(self.images) is not tuple or self.images:
+            _set(self, "images", _coerce_images(self.images))
+        if type(self.videos) is not tuple or self.videos:
+            videos = _tuple(self.videos, "videos")
+            _set(self, "videos", tuple(v if isinstance(v, Video) else _video(v) for v in videos))
+        if self.news is None or isinstance(self.news, News):
+            pass
+        elif isinstance(self.news, Mapping):
             _set(self, "news", _news(self.news))
-        elif self.news is not None and not isinstance(self.news, News):
+        else:
             raise InvalidValue("news", f"expected News, got {type(self.news).__name__}")
-        alts = _tuple(self.alternates, "alternates")
-        _set(self, "alternates", tuple(_alternate(a) for a in alts))
+        if type(self.alternates) is not tuple or self.alternates:
+            alts = _tuple(self.alternates, "alternates")
+            _set(self, "alternates", tuple(_alternate(a) for a in alts))
 
     def to_record(self) -> dict[str, Any]:
         """The JSON record: ``{"kind": "url", "loc": …, "lastmod": …, …}``."""

@@ -23,6 +23,7 @@ __all__ = [
     "directory_of",
     "escape",
     "iri_to_uri",
+    "is_canonical_loc",
     "remove_dot_segments",
     "resolve",
     "unescape",
@@ -41,6 +42,10 @@ _PLAIN_URI: Final = re.compile(
     r"(?:[/?#](?:[A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=]|%[0-9A-Fa-f]{2})*)?",
 )
 _BAD_PERCENT: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
+_URI_BYTES: Final = "".join(sorted(_URI_SAFE)).encode()
+# an http(s) URL already in the form iri_to_uri gives and validate_loc takes: lowercase
+# scheme and ASCII host, no user or port (those take the long way)
+_CANONICAL_HEAD: Final = re.compile(r"https?://[a-z0-9][a-z0-9.-]*(?:[/?#]|\Z)")
 _AUTHORITY: Final = re.compile(r"(?:(?P<user>[^@]*)@)?(?P<host>\[[^\]]*\]|[^:]*)(?::(?P<port>.*))?")
 _SPLIT: Final = re.compile(
     r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<auth>[^/?#]*)(?P<rest>.*)", re.S
@@ -59,6 +64,7 @@ _ESCAPES: Final = {
     "\t": "&#9;",
 }
 _NEEDS_ESCAPE: Final = re.compile("[&<>\"'\n\r\t]")
+_NOT_URI: Final = re.compile(r"[^A-Za-z0-9\-._~:/?#\[\]@!$&'()*+,;=%]")
 
 
 def _pct(ch: str) -> str:
@@ -67,10 +73,13 @@ def _pct(ch: str) -> str:
 
 def _encode_part(part: str) -> str:
     """Percent-encode what RFC 3986 does not allow; keep valid ``%XX`` untouched."""
-    part = _BAD_PERCENT.sub("%25", part)
-    if all(c in _URI_SAFE for c in part):
-        return part
-    return "".join(c if c in _URI_SAFE else _pct(c) for c in part)
+    if "%" in part:
+        part = _BAD_PERCENT.sub("%25", part)
+    return _NOT_URI.sub(_pct_match, part)
+
+
+def _pct_match(m: re.Match[str]) -> str:
+    return _pct(m.group())
 
 
 def _encode_host(host: str, original: str) -> str:
@@ -82,6 +91,19 @@ def _encode_host(host: str, original: str) -> str:
         return idna.encode(host, uts46=True).decode("ascii")
     except idna.IDNAError as exc:
         raise ValueError(f"URL {original!r} has an invalid host name {host!r}: {exc}") from None
+
+
+def is_canonical_loc(text: str) -> bool:
+    """``True`` if ``text`` is an http(s) URL that :func:`iri_to_uri` and
+    :func:`validate_loc` return unchanged: checked in C, the common case made cheap.
+    """
+    if not text.isascii() or not MIN_LOC_LENGTH <= len(text) <= MAX_LOC_LENGTH:
+        return False
+    return (
+        not text.encode().translate(None, _URI_BYTES)
+        and _CANONICAL_HEAD.match(text) is not None
+        and ("%" not in text or _BAD_PERCENT.search(text) is None)
+    )
 
 
 def iri_to_uri(iri: str) -> str:
@@ -96,6 +118,8 @@ def iri_to_uri(iri: str) -> str:
     >>> iri_to_uri("https://Example.com/küche?q=a b")
     'https://example.com/k%C3%BCche?q=a%20b'
     """
+    if is_canonical_loc(iri):
+        return iri
     text = iri.strip(XML_SPACE)
     m = _SPLIT.fullmatch(text)
     if m is None:
@@ -123,7 +147,10 @@ def escape(text: str) -> str:
     """
     if _NEEDS_ESCAPE.search(text) is None:
         return text
-    return _NEEDS_ESCAPE.sub(lambda m: _ESCAPES[m.group()], text)
+    for char, ref in _ESCAPES.items():  # "&" first: the references made are kept
+        if char in text:
+            text = text.replace(char, ref)
+    return text
 
 
 def unescape(text: str) -> str:

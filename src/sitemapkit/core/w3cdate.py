@@ -34,6 +34,7 @@ _TIME = (
 #: The lastmod forms the writer emits unchanged (after ``Z`` → ``+00:00``): a
 #: calendar-valid complete date, or date and time with seconds and an offset.
 LASTMOD_RE: Final = _DAY + "(?:" + _TIME + ")?"
+_WRITER_FORM: Final = re.compile(LASTMOD_RE, re.ASCII)
 
 
 class W3CDate(NamedTuple):
@@ -148,6 +149,10 @@ def format_lastmod(value: str | dt.date | dt.datetime) -> str:
     if not isinstance(value, str):
         raise TypeError(f"a date must be a str, date or datetime, not {type(value).__name__}")
     text = value.strip()
+    if _WRITER_FORM.fullmatch(text):  # the common case: already as the writer emits it
+        if text.endswith(("Z", "-00:00")):
+            return text[: -1 if text[-1] == "Z" else -6] + "+00:00"
+        return text
     p = parse_w3c(text)
     if p.granularity < 3:
         raise ValueError(
