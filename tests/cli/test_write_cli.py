@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import signal
 import subprocess
@@ -181,3 +182,38 @@ def test_a_killed_process_leaves_the_earlier_output_byte_identical(tmp_path: Pat
         capture_output=True,
     )
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".o.sitemapkit-")]
+
+
+def test_a_local_index_brings_in_the_child_files_beside_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    old = tmp_path / "old"
+    old.mkdir()
+    (old / "a.xml").write_text(
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>{BASE}1</loc></url><url><loc>{BASE}2</loc></url></urlset>"
+    )
+    (old / "b.xml.gz").write_bytes(
+        gzip.compress(
+            f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            f"<url><loc>{BASE}3</loc></url><url><loc>{BASE}1</loc></url></urlset>".encode()
+        )
+    )
+    children = ["a.xml", "b.xml.gz", "gone.xml", "index.xml", "a.xml"]  # a cycle, a repeat
+    (old / "index.xml").write_text(
+        '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        + "".join(f"<sitemap><loc>{BASE}maps/{c}</loc></sitemap>" for c in children)
+        + "</sitemapindex>"
+    )
+    code, _, err = cli(
+        ["write", str(old / "index.xml"), "-o", str(tmp_path / "new"), "--base-url", BASE], capsys
+    )
+    assert code == 0, err
+    root = parse(tmp_path / "new" / "sitemap.xml")
+    assert [e.text for e in root.iterfind("s:url/s:loc", NS)] == [
+        BASE + "1",
+        BASE + "2",
+        BASE + "3",
+    ]
+    assert "1 of its 5 child sitemaps are not files beside it" in err
+    assert f"{BASE}maps/gone.xml" in err

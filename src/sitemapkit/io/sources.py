@@ -21,6 +21,7 @@ import os
 import re
 import stat
 from array import array
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Final, Protocol
@@ -831,19 +832,20 @@ def _write_jsonl(w: Sink, stream: BinaryIO, where: str, progress: Progress | Non
     return skipped
 
 
-def _write_xml(w: Sink, stream: BinaryIO, where: str, progress: Progress | None) -> int:
+def _write_xml(w: Sink, stream: BinaryIO, where: str, progress: Progress | None) -> list[str]:
+    """Add a sitemap's URLs; return the child sitemap locs if it is an index."""
     from ..core.model import SitemapRef
     from ..core.parse import SitemapParser  # type: ignore[import-not-found, unused-ignore]
 
     parser = SitemapParser(source=where, strict=True, base_url=w.base_url)
-    skipped = 0
+    children: list[str] = []
     done = 0
 
     def take(records: list[Url | SitemapRef]) -> None:
-        nonlocal skipped, done
+        nonlocal done
         for r in records:
             if isinstance(r, SitemapRef):
-                skipped += 1
+                children.append(r.loc)
                 continue
             try:
                 w.add(r)
@@ -863,7 +865,16 @@ def _write_xml(w: Sink, stream: BinaryIO, where: str, progress: Progress | None)
         raise InputError(
             exc.message, where=exc.where or where, line=exc.line, column=exc.column, hint=exc.hint
         ) from None
-    return skipped
+    return children
+
+
+def _local_child(index: str, loc: str) -> str | None:
+    """The file beside a local index that a child sitemap's URL names, if it exists."""
+    name = urlsplit(loc).path.rsplit("/", 1)[-1]
+    if not name or name in (".", ".."):
+        return None
+    path = Path(index).parent / name
+    return str(path) if path.is_file() else None
 
 
 def write_inputs(
@@ -873,7 +884,16 @@ def write_inputs(
     inputs = list(inputs)
     sole = len(inputs) == 1 and inputs[0] != "-"
     notes: list[str] = []
-    for name in inputs:
+    # a local index brings in the child files beside it, each read once, in its order
+    queue = deque(inputs)
+    seen: set[Path] = set()
+    while queue:
+        name = queue.popleft()
+        if name != "-":
+            real = Path(name).resolve()
+            if real in seen:
+                continue
+            seen.add(real)
         where = "<stdin>" if name == "-" else name
         try:
             stream = open_input(name)
@@ -893,10 +913,14 @@ def write_inputs(
                 if skipped:
                     notes.append(f"{where}: {skipped} records of another kind than 'url' skipped")
             else:
-                skipped = _write_xml(writer, buffered, where, progress)
-                if skipped:
+                children = _write_xml(writer, buffered, where, progress)
+                found = [None if name == "-" else _local_child(name, c) for c in children]
+                queue.extendleft(reversed([f for f in found if f is not None]))
+                missing = [c for c, f in zip(children, found, strict=True) if f is None]
+                if missing:
                     notes.append(
-                        f"{where}: a sitemap index; its {skipped} child sitemaps "
-                        "were not read (give the child files as inputs)"
+                        f"{where}: a sitemap index; {len(missing)} of its {len(children)} child "
+                        f"sitemaps are not files beside it and were not read, e.g. {missing[0]} "
+                        "(give the child files as inputs)"
                     )
     return notes
