@@ -19,6 +19,7 @@ import json
 import multiprocessing as mp
 import os
 import re
+import signal
 import stat
 from array import array
 from collections import deque
@@ -507,6 +508,9 @@ _RANGE_CTX: tuple[Any, ...] | None = None
 def _range_init(ctx: tuple[Any, ...]) -> None:
     global _RANGE_CTX
     _RANGE_CTX = ctx
+    # Ctrl-C reaches the whole process group: the main process alone handles it
+    # (it sets the cancel event), so that no worker dies in the middle of a result.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _range_job(job: tuple[int, int, int, int, str]) -> tuple[Any, ...]:
@@ -514,11 +518,14 @@ def _range_job(job: tuple[int, int, int, int, str]) -> tuple[Any, ...]:
 
     Returns ``("ok", count, raw bytes, stored bytes, hashes)``, ``("error", message,
     line, field, hint)``, ``("too-big",)`` when the byte limit would cut the range, or
-    ``("not-plain",)`` when the range holds quotes, CR or blank lines.
+    ``("not-plain",)`` when the range holds quotes, CR or blank lines; ``("cancelled",)``
+    once the main process has set the cancel event (it stops between blocks).
     """
     assert _RANGE_CTX is not None
-    w, fast, columns, src, where = _RANGE_CTX
+    w, fast, columns, src, where, cancel = _RANGE_CTX
     _, start, end, first_line, target = job
+    if cancel.is_set():
+        return ("cancelled",)
     with open(src, "rb") as fh:
         fh.seek(start)
         data = fh.read(end - start)
@@ -531,6 +538,9 @@ def _range_job(job: tuple[int, int, int, int, str]) -> tuple[Any, ...]:
     pos = 0
     ncol = len(columns)
     while pos < len(data):
+        if cancel.is_set():
+            out._do_close()
+            return ("cancelled",)
         cut = data.find(b"\n", min(len(data), pos + _BLOCK)) + 1 or len(data)
         block = data[pos:cut]
         pos = cut
@@ -605,10 +615,15 @@ def _write_parallel(
     writer: Any = w
     if not (writer.fresh and (os.cpu_count() or 1) >= 2 and "fork" in mp.get_all_start_methods()):
         return False
-    ctx = (writer, fast, columns, path, where)
+    forking = mp.get_context("fork")
+    # The pool is never terminated: a worker killed while it sends a result leaves the
+    # result queue's lock held and the pool's own shutdown waits on it forever. Jobs
+    # see the cancel event instead and return at once.
+    cancel = forking.Event()
+    ctx = (writer, fast, columns, path, where, cancel)
     jobs: list[tuple[int, int, int, int, str]] = []
     pending: list[Any] = []
-    pool = mp.get_context("fork").Pool(2, initializer=_range_init, initargs=(ctx,))
+    pool = forking.Pool(2, initializer=_range_init, initargs=(ctx,))
     try:
         # Planning reads the file once; each range is handed out as soon as it is known.
         for k, (s, e, line) in enumerate(_iter_ranges(path, body_start, writer.max_urls)):
@@ -632,16 +647,21 @@ def _write_parallel(
             if progress:
                 progress(done)
     except _NotPlain:
-        pool.terminate()
-        pool.join()
+        _stop(pool, cancel)
         writer.drop_adopted()
         for job in jobs:
             Path(job[4]).unlink(missing_ok=True)
         return False
     finally:
-        pool.terminate()
-        pool.join()
+        _stop(pool, cancel)
     return True
+
+
+def _stop(pool: Any, cancel: Any) -> None:
+    """End the shard writers: unstarted jobs return at once, running ones at a block."""
+    cancel.set()
+    pool.close()
+    pool.join()
 
 
 def _write_csv(
