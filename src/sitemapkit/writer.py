@@ -48,6 +48,7 @@ from .core.urls import (
     escape,
     iri_to_uri,
     is_canonical_loc,
+    resolve,
     unescape,
 )
 from .core.w3cdate import format_lastmod
@@ -363,8 +364,6 @@ class SitemapWriter:
 
     def resolve(self, loc: str) -> str:
         """Resolve a possibly relative loc against ``base_url`` (and turn it into a URI)."""
-        from .core.urls import resolve
-
         if is_canonical_loc(loc):
             return loc
         text = loc.strip(XML_SPACE)

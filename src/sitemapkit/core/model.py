@@ -474,8 +474,8 @@ class Url:
     @classmethod
     def from_record(cls, record: Mapping[str, Any]) -> Url:
         """Build from the JSON record shape; unknown keys are refused."""
-        unknown = set(record) - _RECORD_KEYS
-        if unknown:
+        if not _RECORD_KEYS.issuperset(record):
+            unknown = set(record) - _RECORD_KEYS
             raise InvalidValue(
                 sorted(unknown)[0], f"unknown field; known: {', '.join(sorted(_RECORD_KEYS))}"
             )

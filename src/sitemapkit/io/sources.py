@@ -839,8 +839,9 @@ def _write_jsonl(w: Sink, stream: BinaryIO, where: str, progress: Progress | Non
         if obj.get("kind", "url") != "url":
             skipped += 1
             continue
-        if isinstance(obj.get("loc"), str):
-            obj = {**obj, "loc": w.resolve(obj["loc"])}
+        loc = obj.get("loc")
+        if isinstance(loc, str):
+            obj["loc"] = w.resolve(loc)
         digest = obj.pop("content_hash", None)
         if digest is not None and not isinstance(digest, str):
             raise InputError(
