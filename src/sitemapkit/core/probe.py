@@ -231,7 +231,7 @@ def is_noindex(directives: frozenset[str]) -> bool:
 
 # -- canonical ------------------------------------------------------------------------------
 
-_LINK_VALUE: Final = re.compile(r"<([^>]*)>((?:\s*;\s*[^;,]*)*)")
+_LINK_VALUE: Final = re.compile(r"<([^>]*)>((?:\s*;\s*[^;,]*)*+)")
 _LINK_PARAM: Final = re.compile(r';\s*([A-Za-z0-9!#$&+.^_`|~-]+)\s*=\s*("[^"]*"|[^;,\s]*)')
 
 

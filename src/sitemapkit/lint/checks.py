@@ -717,9 +717,10 @@ def resolve_lines(
 
 
 # A URI the reader's model keeps unchanged (lowercase scheme and host, nothing to encode).
+_URI_CHARS: Final = r"[A-Za-z0-9._~:/?#\[\]@!$&'()*+,;=-]*+"  # possessive: no state a char
 _CANONICAL_URI: Final = re.compile(
     r"https?://[a-z0-9.-]+(?::[0-9]{1,5})?"
-    r"(?:[/?#](?:[A-Za-z0-9._~:/?#\[\]@!$&'()*+,;=-]|%[0-9A-Fa-f]{2})*)?"
+    rf"(?:[/?#]{_URI_CHARS}(?:%[0-9A-Fa-f]{{2}}{_URI_CHARS})*+)?"
 )
 
 
