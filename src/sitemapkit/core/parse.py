@@ -230,8 +230,8 @@ def _scan_patterns(prefix: str) -> tuple[re.Pattern[str], re.Pattern[str]]:
 # stylesheet processing instructions and <urlset> with attributes, nothing else (no
 # DOCTYPE, no comments). The declaration's encoding is checked separately.
 _SCAN_HEAD: Final = re.compile(
-    rb"(?:<\?xml[^>]*\?>)?[ \t\r\n]*(?:<\?xml-stylesheet[^>]*\?>[ \t\r\n]*)*"
-    rb"<urlset(?:[ \t\r\n]+[A-Za-z_][-\w.:]*[ \t\r\n]*=[ \t\r\n]*(?:\"[^\"<]*\"|'[^'<]*'))*"
+    rb"(?:<\?xml[^>]*\?>)?[ \t\r\n]*(?:<\?xml-stylesheet[^>]*\?>[ \t\r\n]*)*+"
+    rb"<urlset(?:[ \t\r\n]+[A-Za-z_][-\w.:]*[ \t\r\n]*=[ \t\r\n]*(?:\"[^\"<]*\"|'[^'<]*'))*+"
     rb"[ \t\r\n]*>"
 )
 #: Bytes the scanner holds while waiting for the end of an entry before it gives up.

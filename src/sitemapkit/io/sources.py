@@ -118,8 +118,8 @@ _DATE: Final = (
     rb"|(?:0[13-9]|1[0-2])-(?:29|30)|(?:0[13578]|1[02])-31)|" + _LEAP_DAY + rb")"
 )
 _TIME: Final = rb"T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d[+-](?:(?:0\d|1[0-3]):[0-5]\d|14:00)"
-_DATETIMES: Final = re.compile(rb"(?:" + _DATE + _TIME + rb"\n)*")
-_DATES: Final = re.compile(rb"(?:" + _DATE + rb"\n)*")
+_DATETIMES: Final = re.compile(rb"(?:" + _DATE + _TIME + rb"\n)*+")
+_DATES: Final = re.compile(rb"(?:" + _DATE + rb"\n)*+")
 _OPEN: Final = {
     "loc": "<loc>",
     "lastmod": "<lastmod>",
