@@ -339,7 +339,10 @@ class _Validator:
                 f"{where}: the XSD and structural checks were skipped: the document is larger "
                 f"than {self.tree_max_bytes:,} bytes (tree_max_bytes)"
             )
-        parser = SitemapParser(source=where, base_url=doc.url, max_bytes=self.max_bytes)
+        # every finding, to dedupe against the tree pass's: the cap is applied after that
+        parser = SitemapParser(
+            source=where, base_url=doc.url, max_bytes=self.max_bytes, max_findings=0
+        )
         fc = FileChecks(where, ctx, self.shared)
         batches = self._feed(parser, fc, data, where)
         checked: list[Pending] = []

@@ -1498,3 +1498,25 @@ def test_scanner_counts_lines_for_its_own_findings() -> None:
     records, findings, _ = parse(urlset(body))
     assert len(records) == 50_001
     assert [(f.rule, f.line) for f in findings] == [("SM110", 50_001 + 2)]
+
+
+def test_findings_are_listed_up_to_a_cap_per_rule_and_counted_beyond() -> None:
+    entries = "".join(
+        f"<url><loc>https://example.com/{i}</loc><priority>7</priority></url>" for i in range(2_500)
+    )
+    doc = (
+        '<?xml version="1.0" encoding="UTF-8"?>'
+        f'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">{entries}</urlset>'
+    ).encode()
+
+    def sm402(**kw: int) -> list[Finding]:
+        p = SitemapParser(source="s.xml", **kw)
+        records = p.feed(doc) + p.close()
+        assert len(records) == 2_500  # the cap only shortens the list of findings
+        return [f for f in p.findings if f.rule == "SM402"]
+
+    capped = sm402()
+    assert len(capped) == 1_001 and capped[-1].line is None
+    assert capped[-1].message.startswith("1,500 more SM402 findings in this document")
+    assert [f.line for f in capped[:-1]] == [f.line for f in sm402(max_findings=0)[:1_000]]
+    assert len(sm402(max_findings=0)) == 2_500

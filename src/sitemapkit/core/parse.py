@@ -86,6 +86,9 @@ Kind = Literal["urlset", "sitemapindex", "rss", "atom", "text"]
 #: still read (and reported) rather than refused.
 DEFAULT_MAX_BYTES: Final = limits.MAX_BYTES + 1_048_576
 DEFAULT_MAX_ENTRIES: Final = 10_000_000
+#: Findings listed per rule and document (a 27 MB document of 500,000 bad entries held
+#: 1.5 million findings, 213 MB); the others are counted in one last finding.
+DEFAULT_MAX_FINDINGS: Final = 1_000
 
 
 # Severity of each rule as spec/RULES.md gives it (call sites override it where the
@@ -482,10 +485,14 @@ class SitemapParser:
         strict: bool = False,
         max_bytes: int = DEFAULT_MAX_BYTES,
         max_entries: int = DEFAULT_MAX_ENTRIES,
+        max_findings: int = DEFAULT_MAX_FINDINGS,
     ) -> None:
         if max_bytes < 1 or max_entries < 1:
             raise ValueError("max_bytes and max_entries must be positive")
         self.source = source
+        #: Findings listed per rule (0: all); the rest are counted in one last finding.
+        self.max_findings = max_findings
+        self._rule_counts: dict[str, int] = {}
         self.base_url = base_url
         self.strict = strict
         self.max_bytes = max_bytes
@@ -572,8 +579,24 @@ class SitemapParser:
         except SitemapError as exc:
             self._error = exc
             raise
+        finally:
+            self._count_unlisted()
         out, self._out = self._out, []
         return out
+
+    def _count_unlisted(self) -> None:
+        cap = self.max_findings
+        for rule, n in self._rule_counts.items():
+            if cap and n > cap:
+                self.findings.append(
+                    Finding(
+                        rule,
+                        _SEVERITY[rule],
+                        f"{n - cap:,} more {rule} findings in this document are not listed "
+                        f"(at most {cap:,} per rule)",
+                        self.source,
+                    )
+                )
 
     # -- findings -----------------------------------------------------------------------
 
@@ -589,7 +612,10 @@ class SitemapParser:
         fatal: bool | None = None,
     ) -> None:
         sev = severity or _SEVERITY[rule]
-        self.findings.append(Finding(rule, sev, message, self.source, line, column, loc))
+        # a hostile document can hold millions of bad entries: list the first ones only
+        n = self._rule_counts[rule] = self._rule_counts.get(rule, 0) + 1
+        if not self.max_findings or n <= self.max_findings:
+            self.findings.append(Finding(rule, sev, message, self.source, line, column, loc))
         if fatal if fatal is not None else (self.strict and sev == "error"):
             cls = UnsafeXMLError if rule == "SM011" else ParseError
             raise cls(f"{message} [{rule}]", where=self.source, line=line, column=column)
