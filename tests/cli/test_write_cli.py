@@ -217,3 +217,42 @@ def test_a_local_index_brings_in_the_child_files_beside_it(
     ]
     assert "1 of its 5 child sitemaps are not files beside it" in err
     assert f"{BASE}maps/gone.xml" in err
+
+
+def test_ctrl_c_during_a_forked_write_ends_it_at_once_and_publishes_nothing(
+    tmp_path: Path,
+) -> None:
+    src = tmp_path / "big.csv"  # over 16 MiB: two forked shard writers
+    with src.open("w") as fh:
+        fh.write("loc,lastmod,priority\n")
+        for start in range(0, 400_000, 50_000):
+            fh.write(
+                "".join(
+                    f"{BASE}p/{i}?a=1&b=k\u00fcche,2024-05-01T10:00:00Z,0.5\n"
+                    for i in range(start, start + 50_000)
+                )
+            )
+    out = tmp_path / "o"
+    args = ["write", str(src), "-o", str(out), "--base-url", BASE, "--gzip", "--max-urls", "5000"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sitemapkit", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group, signalled as a terminal would
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        staging = [p for p in tmp_path.iterdir() if p.name.startswith(".o.sitemapkit-")]
+        if staging and any(len(os.listdir(s)) >= 2 for s in staging):
+            break  # shards are being written
+        time.sleep(0.01)
+    if proc.poll() is not None:
+        pytest.skip("the write ended before it could be interrupted")
+    os.killpg(proc.pid, signal.SIGINT)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 130, err
+    assert not out.exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["big.csv"]  # no staging left
+    time.sleep(0.2)
+    with pytest.raises(ProcessLookupError):  # no worker left in its group
+        os.killpg(proc.pid, 0)
