@@ -15,7 +15,7 @@ from typing import Any
 
 from .core.finding import Finding
 from .core.model import SitemapRef, Url
-from .core.parse import SitemapParser, parse_bytes
+from .core.parse import DEFAULT_MAX_BYTES, SitemapParser, parse_bytes
 from .errors import InputError
 from .io.files import open_input
 
@@ -81,8 +81,12 @@ def _file_batches(
         stream = open_input(path)
     except OSError as exc:
         raise InputError(f"cannot open {where!r}: {exc.strerror}", where=where) from None
-    kw = {} if max_bytes is None else {"max_bytes": max_bytes}
-    parser = SitemapParser(source=where, base_url=published_at, strict=strict, **kw)
+    parser = SitemapParser(
+        source=where,
+        base_url=published_at,
+        strict=strict,
+        max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes,
+    )
     rep = report if report is not None else ReadReport()
     rep.sitemaps.append(where)
     kept = 0

@@ -486,12 +486,15 @@ class SitemapParser:
         max_bytes: int = DEFAULT_MAX_BYTES,
         max_entries: int = DEFAULT_MAX_ENTRIES,
         max_findings: int = DEFAULT_MAX_FINDINGS,
+        summarize: bool = True,
     ) -> None:
         if max_bytes < 1 or max_entries < 1:
             raise ValueError("max_bytes and max_entries must be positive")
         self.source = source
-        #: Findings listed per rule (0: all); the rest are counted in one last finding.
+        #: Findings listed per rule (0: all); the rest are counted in :attr:`unlisted` and,
+        #: with ``summarize``, in one last finding of their rule.
         self.max_findings = max_findings
+        self.summarize = summarize
         self._rule_counts: dict[str, int] = {}
         self.base_url = base_url
         self.strict = strict
@@ -584,7 +587,15 @@ class SitemapParser:
         out, self._out = self._out, []
         return out
 
+    @property
+    def unlisted(self) -> dict[str, int]:
+        """Findings per rule beyond ``max_findings``, not in :attr:`findings`."""
+        cap = self.max_findings
+        return {r: n - cap for r, n in self._rule_counts.items() if cap and n > cap}
+
     def _count_unlisted(self) -> None:
+        if not self.summarize:
+            return
         cap = self.max_findings
         for rule, n in self._rule_counts.items():
             if cap and n > cap:

@@ -1,0 +1,46 @@
+"""validate keeps a bounded number of findings of a rule from each pass and counts the rest."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from sitemapkit import validation
+from sitemapkit.validation import validate
+
+NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+
+
+@pytest.mark.parametrize("in_pieces", [False, True])
+def test_a_pass_stops_keeping_a_rule_but_the_counts_stay_exact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, in_pieces: bool
+) -> None:
+    # priorities out of range (the reader and the XSD both see them), unknown elements (the
+    # XSD only), locs that are not URLs (the reader only)
+    entries = [f"<url><loc>https://e.com/{i}</loc><priority>7</priority></url>" for i in range(30)]
+    entries += [f"<url><loc>https://e.com/x{i}</loc><foo>1</foo></url>" for i in range(25)]
+    entries += [f"<url><loc>nope{i}</loc></url>" for i in range(20)]
+    doc = tmp_path / "s.xml"
+    doc.write_text(
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{NS}">\n'
+        + "\n".join(entries)
+        + "\n</urlset>\n"
+    )
+
+    def totals() -> tuple[Counter[str], Counter[str]]:
+        report = validate(doc, max_findings=0)
+        listed = Counter(f.rule for f in report.findings)
+        return listed, listed + Counter(report.omitted)
+
+    listed, everything = totals()  # the whole tree at once, nothing left out
+    assert everything == listed
+    assert sum(everything.values()) > 60 and len(everything) >= 3
+    if in_pieces:  # the tree pass of a large document: the same findings
+        monkeypatch.setattr(validation, "_PIECES_FROM", 0)
+        assert totals() == (listed, everything)
+    monkeypatch.setattr(validation, "_KEEP_PER_RULE", 4)
+    capped, counted = totals()
+    assert counted == everything
+    assert max(capped.values()) <= 2 * 4 and capped != listed  # 4 from each pass at most
