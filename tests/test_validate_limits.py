@@ -44,3 +44,19 @@ def test_a_pass_stops_keeping_a_rule_but_the_counts_stay_exact(
     capped, counted = totals()
     assert counted == everything
     assert max(capped.values()) <= 2 * 4 and capped != listed  # 4 from each pass at most
+
+
+def test_counts_of_rules_left_out_are_not_reported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    doc = tmp_path / "s.xml"
+    doc.write_text(
+        f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{NS}">\n'
+        + "\n".join(f"<url><loc>nope{i}</loc></url>" for i in range(20))
+        + "\n</urlset>\n"
+    )
+    monkeypatch.setattr(validation, "_KEEP_PER_RULE", 4)
+    report = validate(doc, max_findings=0, ignore=["SM201"])
+    assert "SM201" not in report.omitted
+    assert all(f.rule != "SM201" for f in report.findings)
+    assert report.omitted  # the other rule of these entries is still counted

@@ -403,6 +403,8 @@ class _Validator:
         unlisted = dict(tree.unlisted)
         for rule, n in parser.unlisted.items():
             unlisted[rule] = max(n, unlisted.get(rule, 0))
+        if self.active is not None:
+            unlisted = {rule: n for rule, n in unlisted.items() if rule in self.active}
         if self.max_findings or unlisted:
             own = self._cap(own, where, unlisted)
         report.findings.extend(own)
