@@ -1230,7 +1230,9 @@ def validate(
     requests made and their bounds. Online findings are warnings.
 
     ``max_findings`` caps the findings listed per rule and document (the first ones, by
-    line); the others are counted in ``report.omitted`` and noted (``None`` or 0: all).
+    line); the others are counted in ``report.omitted`` and noted (``None`` or 0: all that
+    are kept; the reader and the tree pass each keep at most 10,000 of a rule per document
+    and count the rest, so that a hostile document cannot fill the memory with findings).
 
     Memory: each document is read whole (at most ``max_bytes`` after decompression, the
     reader's budget), and the XSD and structural checks hold its parsed tree, about 6-10

@@ -64,7 +64,8 @@ from ..validation import validate
     show_default=True,
     metavar="N",
     help="List at most N findings per rule and document (the first ones); the others "
-    "are counted in the summary. 0 lists all.",
+    "are counted in the summary. 0 lists all that are kept: each pass keeps at most "
+    "10,000 of a rule per document.",
 )
 @click.option(
     "--online",
