@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -353,6 +354,35 @@ def test_forked_shard_writing_is_byte_identical(
     sequential = _outputs(tmp_path, text, "b.csv", gzip=True)
     assert forked == sequential
     assert len(forked) == 5  # 4 shards (one duplicate dropped from shard 3) + index
+
+
+def test_a_dying_shard_writer_hands_the_input_to_the_sequential_path(
+    tmp_path: Path, parallel: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = _big_csv(3_500, dup=2_600)
+    sequential_min = sources._PARALLEL_MIN
+    real = sources._range_job
+
+    def dies_on_the_second_shard(job: tuple[int, int, int, int, str]) -> tuple[object, ...]:
+        if job[0] == 1:
+            os._exit(9)  # as if killed: no result, the pipe just ends
+        return real(job)
+
+    monkeypatch.setattr(sources, "_range_job", dies_on_the_second_shard)  # inherited by the fork
+    calls: list[bool] = []
+    write_parallel = sources._write_parallel
+
+    def spy(*a: Any, **k: Any) -> bool:
+        calls.append(write_parallel(*a, **k))
+        return calls[-1]
+
+    monkeypatch.setattr(sources, "_write_parallel", spy)
+    forked = _outputs(tmp_path, text, "a.csv", gzip=True)
+    assert calls == [False]  # it gave up...
+    monkeypatch.setattr(sources, "_PARALLEL_MIN", 1 << 40)
+    assert sequential_min == 0
+    assert forked == _outputs(tmp_path, text, "b.csv", gzip=True)  # ...and nothing was lost
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
 def test_forked_error_names_the_right_line(tmp_path: Path, parallel: None) -> None:

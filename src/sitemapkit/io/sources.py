@@ -12,6 +12,7 @@ written shard by shard in two forked processes (see :func:`_write_parallel`).
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import io
 import itertools
@@ -24,8 +25,9 @@ import stat
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from multiprocessing.connection import Connection, wait
 from pathlib import Path
-from typing import Any, BinaryIO, Final, Protocol
+from typing import Any, BinaryIO, Final, Protocol, cast
 from urllib.parse import urlsplit
 
 from ..core.model import CHANGEFREQS, Alternate, Image, InvalidValue, News, Url, Video
@@ -505,12 +507,21 @@ def _iter_ranges(path: str, body_start: int, per_shard: int) -> Iterator[tuple[i
 _RANGE_CTX: tuple[Any, ...] | None = None
 
 
-def _range_init(ctx: tuple[Any, ...]) -> None:
-    global _RANGE_CTX
-    _RANGE_CTX = ctx
-    # Ctrl-C reaches the whole process group: the main process alone handles it
-    # (it sets the cancel event), so that no worker dies in the middle of a result.
+def _range_worker(conn: Connection) -> None:
+    """A shard writer process: jobs in, results out, until ``None`` or the pipe ends.
+
+    Ctrl-C reaches the whole process group: the main process alone handles it (it sets
+    the cancel event and ends the workers).
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        conn.send(_range_job(job))
 
 
 def _range_job(job: tuple[int, int, int, int, str]) -> tuple[Any, ...]:
@@ -597,6 +608,14 @@ def _range_job(job: tuple[int, int, int, int, str]) -> tuple[Any, ...]:
     return ("ok", count, out.raw_bytes, out.stored_bytes, w.hash_run(hashes))
 
 
+class _WorkerDied(Exception):
+    """A shard writer process ended without a result (killed, out of memory, a crash)."""
+
+
+#: Results that may wait for an earlier shard to be adopted (each holds a hash run).
+_AHEAD: Final = 4
+
+
 def _write_parallel(
     w: Sink,
     fast: _Fast,
@@ -610,58 +629,118 @@ def _write_parallel(
 
     Used for one big, plain input file into a fresh writer with count-bound shards:
     then shard k holds exactly lines k*max_urls+1 ..., as the sequential path would
-    write them, so the output is byte-identical to it.
+    write them, so the output is byte-identical to it. Each worker has a pipe of its
+    own and one job at a time: a worker that dies is seen (end of its pipe) and the
+    input is written by the sequential path instead; nothing waits for ever.
     """
+    global _RANGE_CTX
     writer: Any = w
     if not (writer.fresh and (os.cpu_count() or 1) >= 2 and "fork" in mp.get_all_start_methods()):
         return False
     forking = mp.get_context("fork")
-    # The pool is never terminated: a worker killed while it sends a result leaves the
-    # result queue's lock held and the pool's own shutdown waits on it forever. Jobs
-    # see the cancel event instead and return at once.
     cancel = forking.Event()
-    ctx = (writer, fast, columns, path, where, cancel)
+    _RANGE_CTX = (writer, fast, columns, path, where, cancel)  # inherited by the fork
+    workers: list[tuple[Any, Connection]] = []
     jobs: list[tuple[int, int, int, int, str]] = []
-    pending: list[Any] = []
-    pool = forking.Pool(2, initializer=_range_init, initargs=(ctx,))
+    ranges = _iter_ranges(path, body_start, writer.max_urls)
+    planned: deque[tuple[int, int, int]] = deque()
+    exhausted = False
+    busy: dict[Connection, int] = {}
+    idle: list[Connection] = []
+    results: dict[int, tuple[Any, ...]] = {}
+    adopted = done = 0
+
+    def plan() -> None:
+        """Find the next range (reads the file up to its end)."""
+        nonlocal exhausted
+        found = next(ranges, None)
+        if found is None:
+            exhausted = True
+        else:
+            planned.append(found)
+
+    def hand(conn: Connection) -> None:
+        """Give ``conn`` the next range, if any."""
+        if len(results) >= _AHEAD:
+            idle.append(conn)
+            return
+        if not planned and not exhausted:
+            plan()
+        if not planned:
+            return
+        s, e, line = planned.popleft()
+        k = len(jobs)
+        job = (k, s, e, line + (body_start > 0), str(writer.stage_shard(k + 1)))
+        jobs.append(job)
+        conn.send(job)
+        busy[conn] = k
+
     try:
-        # Planning reads the file once; each range is handed out as soon as it is known.
-        for k, (s, e, line) in enumerate(_iter_ranges(path, body_start, writer.max_urls)):
-            job = (k, s, e, line + (body_start > 0), str(writer.stage_shard(k + 1)))
-            jobs.append(job)
-            pending.append(pool.apply_async(_range_job, (job,)))
+        for _ in range(2):
+            mine, theirs = forking.Pipe()
+            proc = forking.Process(target=_range_worker, args=(theirs,), daemon=True)
+            proc.start()
+            theirs.close()
+            workers.append((proc, mine))
+        for _, conn in workers:
+            hand(conn)
         if len(jobs) < 2:
             raise _NotPlain
-        done = 0
-        # Each shard is adopted as its result comes in, so that its hash run goes to disk
-        # at once (10M URLs hold 80 MB of them).
-        for k, job in enumerate(jobs):
-            res = pending[k].get()
-            pending[k] = None  # a finished task holds its result: its hash run
-            if res[0] == "error":
-                raise InputError(res[1], where=where, line=res[2], field=res[3], hint=res[4])
-            if res[0] in ("too-big", "not-plain"):
-                raise _NotPlain
-            writer.adopt_shard(Path(job[4]), res[1], res[2], res[3], res[4])
-            done += res[1]
-            if progress:
-                progress(done)
-    except _NotPlain:
-        _stop(pool, cancel)
+        while busy:
+            # while the workers are busy, the ranges ahead are found
+            ready_now = wait(list(busy), None if exhausted else 0)
+            if not ready_now:
+                plan()
+                continue
+            for ready in ready_now:
+                conn = cast(Connection, ready)
+                k = busy.pop(conn)
+                try:
+                    res = conn.recv()
+                except EOFError:
+                    raise _WorkerDied from None
+                if res[0] == "error":
+                    raise InputError(res[1], where=where, line=res[2], field=res[3], hint=res[4])
+                if res[0] != "ok":  # too-big, not-plain
+                    raise _NotPlain
+                results[k] = res
+                hand(conn)
+            # Shards are adopted in order as they come in, so that their hash runs go to
+            # disk at once (10M URLs hold 80 MB of them).
+            while adopted in results:
+                res = results.pop(adopted)
+                writer.adopt_shard(Path(jobs[adopted][4]), res[1], res[2], res[3], res[4])
+                adopted += 1
+                done += res[1]
+                if progress:
+                    progress(done)
+            while idle and len(results) < _AHEAD:
+                hand(idle.pop())
+    except (_NotPlain, _WorkerDied):
+        _end(workers, cancel)
         writer.drop_adopted()
         for job in jobs:
             Path(job[4]).unlink(missing_ok=True)
         return False
     finally:
-        _stop(pool, cancel)
+        _end(workers, cancel)
+        _RANGE_CTX = None
     return True
 
 
-def _stop(pool: Any, cancel: Any) -> None:
-    """End the shard writers: unstarted jobs return at once, running ones at a block."""
+def _end(workers: list[tuple[Any, Connection]], cancel: Any) -> None:
+    """End the shard writers: an idle one at once, a busy one at its next block."""
     cancel.set()
-    pool.close()
-    pool.join()
+    for _, conn in workers:
+        if not conn.closed:
+            with contextlib.suppress(OSError):
+                conn.send(None)
+    for proc, conn in workers:
+        proc.join(timeout=10)
+        if proc.is_alive():  # its own pipe and no shared lock: safe to kill
+            proc.kill()
+            proc.join()
+        conn.close()
 
 
 def _write_csv(
