@@ -22,6 +22,7 @@ import os
 import re
 import signal
 import stat
+import time
 from array import array
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
@@ -735,8 +736,16 @@ def _end(workers: list[tuple[Any, Connection]], cancel: Any) -> None:
         if not conn.closed:
             with contextlib.suppress(OSError):
                 conn.send(None)
+    deadline = time.monotonic() + 10
     for proc, conn in workers:
-        proc.join(timeout=10)
+        # a result it is sending (a hash run: more than a pipe holds) is read and dropped
+        while proc.is_alive() and not conn.closed and time.monotonic() < deadline:
+            try:
+                if conn.poll(0.05):
+                    conn.recv()
+            except (EOFError, OSError):
+                break
+        proc.join(timeout=max(0.0, deadline - time.monotonic()))
         if proc.is_alive():  # its own pipe and no shared lock: safe to kill
             proc.kill()
             proc.join()
