@@ -12,11 +12,13 @@ import time
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from sitemapkit.core import urls
 from sitemapkit.core.finding import Finding
 from sitemapkit.core.model import (
     Alternate,
@@ -31,7 +33,6 @@ from sitemapkit.core.model import (
 from sitemapkit.core.parse import (
     Record,
     SitemapParser,
-    _canonical_loc,
     _fast_url,
     iter_parse,
     parse_bytes,
@@ -1262,9 +1263,11 @@ def test_markup_inside_values_is_never_half_read() -> None:
 def test_canonical_loc_is_the_fast_url_loc_test(loc: str, suffix: str) -> None:
     text = loc + suffix
     if text == text.strip(" \t\r\n"):  # _fast_url strips XML white space first
-        assert _canonical_loc(text) == (_fast_url(text, None, None, None) is not None)
-    if _canonical_loc(text):
-        assert Image(text).loc == text
+        assert urls.is_canonical_loc(text) == (_fast_url(text, None, None, None) is not None)
+    if urls.is_canonical_loc(text):  # what the shortcut takes, the long way keeps as it is
+        with mock.patch.object(urls, "is_canonical_loc", lambda _: False):
+            assert urls.validate_loc(urls.iri_to_uri(text)) == text
+            assert Image(text).loc == text
 
 
 def test_fast_path_is_taken_on_canonical_input() -> None:

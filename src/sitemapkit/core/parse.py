@@ -66,7 +66,7 @@ from .namespace import (
     VIDEO_NS,
     XHTML_NS,
 )
-from .urls import iri_to_uri, resolve, unescape
+from .urls import iri_to_uri, is_canonical_loc, resolve, unescape
 from .w3cdate import LASTMOD_RE, parse_w3c
 
 __all__ = [
@@ -180,16 +180,6 @@ _XML_DECL: Final = re.compile(
     rb"(?:\s+encoding\s*=\s*[\"']([A-Za-z][A-Za-z0-9._-]*)[\"'])?"
 )
 
-# Fast path (see _fast_url): values that the model would keep exactly as written. The loc
-# pattern is a subset of urls._PLAIN_URI with a lowercase http(s) scheme, a lowercase
-# ASCII host and no port, so iri_to_uri and validate_loc return it unchanged once its
-# length is within limits and every "%" starts an escape.
-_FAST_LOC: Final = re.compile(
-    r"https?://[a-z0-9._~-]+(?:[/?#][A-Za-z0-9._~:/?#\[\]@!$&'()*+,;=%-]*)?"
-)
-_BAD_PERCENT: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
-_MIN_LOC: Final = limits.MIN_LOC_LENGTH
-_MAX_LOC: Final = limits.MAX_LOC_LENGTH
 _LINE_BREAK: Final = re.compile(rb"\r\n|\r|\n")
 _FAST_DATE: Final = re.compile(LASTMOD_RE)
 _PRIORITIES: Final = {f"{i / 10:.1f}": i / 10 for i in range(11)}
@@ -362,16 +352,12 @@ def _fast_url(loc: str, lastmod: str | None, cf: str | None, pr: str | None) -> 
     """The Url the model would build, when every value is already in canonical form.
 
     Returns ``None`` (take the slow path) unless each value passes a check that is at
-    least as strict as the model's own: the loc regex above, ``LASTMOD_RE`` (calendar-exact,
+    least as strict as the model's own: ``urls.is_canonical_loc``, ``LASTMOD_RE`` (calendar-exact,
     seconds and an offset), the changefreq set and the ten one-decimal priorities.
     ``tests/core/test_parse.py`` checks that both paths build identical objects.
     """
     loc = loc.strip(_XML_SPACE)
-    if (
-        _FAST_LOC.fullmatch(loc) is None
-        or not _MIN_LOC <= len(loc) <= _MAX_LOC
-        or ("%" in loc and _BAD_PERCENT.search(loc) is not None)
-    ):
+    if not is_canonical_loc(loc):
         return None
     if lastmod is not None:
         lastmod = lastmod.strip(_XML_SPACE)
@@ -405,15 +391,6 @@ def _fast_url(loc: str, lastmod: str | None, cf: str | None, pr: str | None) -> 
 def _padded(value: str | None) -> bool:
     """Whether a non-empty value starts or ends with XML white space."""
     return value is not None and (value[0] in _XML_SPACE or value[-1] in _XML_SPACE)
-
-
-def _canonical_loc(loc: str) -> bool:
-    """The loc test of ``_fast_url`` (inlined there): the model keeps ``loc`` as it is."""
-    return (
-        _FAST_LOC.fullmatch(loc) is not None
-        and _MIN_LOC <= len(loc) <= _MAX_LOC
-        and ("%" not in loc or _BAD_PERCENT.search(loc) is None)
-    )
 
 
 def _fast_ref(loc: str, lastmod: str | None) -> SitemapRef | None:
@@ -1066,7 +1043,7 @@ class SitemapParser:
             if "&" in loc:
                 loc = unescape(loc)
             loc = loc.strip(_XML_SPACE)
-            if not loc or not _canonical_loc(loc):
+            if not loc or not is_canonical_loc(loc):
                 return None
             image = _new(Image)
             _IMAGE_LOC(image, loc)
@@ -1822,7 +1799,7 @@ class SitemapParser:
             value = self._optional(fields, name, "image", raw)
             if value is not None:
                 kw[name] = value
-        if not kw and self._fast and _canonical_loc(loc[0]):
+        if not kw and self._fast and is_canonical_loc(loc[0]):
             image = _new(Image)  # what Image(loc) builds, without checking it again
             _IMAGE_LOC(image, loc[0])
             for name in ("caption", "geo_location", "title", "license"):
