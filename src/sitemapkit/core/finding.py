@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Finding", "Severity"]
+__all__ = ["Finding", "Severity", "clip"]
 
 Severity = Literal["error", "warning"]
 
@@ -47,3 +47,12 @@ class Finding:
         pos = self.position
         head = f"{pos}: " if pos else ""
         return f"{head}{self.rule} {self.severity}: {self.message}"
+
+
+def clip(text: str, width: int = 80) -> str:
+    """``text`` cut to ``width`` characters with an ellipsis, for quoting a value in a message.
+
+    >>> clip("https://example.com/a-very-long-path", 20)
+    'https://example.com…'
+    """
+    return text if len(text) <= width else text[: width - 1] + "…"

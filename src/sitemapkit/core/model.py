@@ -34,6 +34,9 @@ __all__ = [
     "Video",
     "VideoPlatform",
     "VideoRestriction",
+    "trusted_image",
+    "trusted_ref",
+    "trusted_url",
 ]
 
 DateLike = str | dt.date | dt.datetime
@@ -601,3 +604,79 @@ class SitemapRef:
     def to_record(self) -> dict[str, Any]:
         """The JSON record: ``{"kind": "sitemap", "loc": …, "lastmod": …}``."""
         return {"kind": "sitemap", "loc": self.loc, "lastmod": self.lastmod}
+
+
+# -- records whose values a reader has already checked -----------------------------------
+# A reader that validated every value builds its records without a second check: the slots'
+# setters are what the dataclass __init__ calls (through object.__setattr__), minus the
+# lookups and __post_init__. These are for sitemapkit's own readers, not the public API.
+
+_new = object.__new__
+_URL_SET: Final = tuple(
+    Url.__dict__[name].__set__
+    for name in (
+        "loc",
+        "lastmod",
+        "changefreq",
+        "priority",
+        "images",
+        "videos",
+        "news",
+        "alternates",
+    )
+)
+_REF_SET: Final = tuple(SitemapRef.__dict__[name].__set__ for name in ("loc", "lastmod"))
+_IMAGE_SET: Final = tuple(
+    Image.__dict__[name].__set__ for name in ("loc", "caption", "geo_location", "title", "license")
+)
+
+
+def trusted_url(
+    loc: str,
+    lastmod: str | None = None,
+    changefreq: str | None = None,
+    priority: float | None = None,
+    images: tuple[Image, ...] = (),
+    videos: tuple[Video, ...] = (),
+    news: News | None = None,
+    alternates: tuple[Alternate, ...] = (),
+) -> Url:
+    """A :class:`Url` of values already in their checked, normalised form (not checked again).
+
+    >>> url = "https://example.com/"
+    >>> trusted_url(url, "2024-05-01") == Url(url, lastmod="2024-05-01")
+    True
+    """
+    url = _new(Url)
+    s_loc, s_lastmod, s_cf, s_pr, s_img, s_vid, s_news, s_alt = _URL_SET
+    s_loc(url, loc)
+    s_lastmod(url, lastmod)
+    s_cf(url, changefreq)
+    s_pr(url, priority)
+    s_img(url, images)
+    s_vid(url, videos)
+    s_news(url, news)
+    s_alt(url, alternates)
+    return url
+
+
+def trusted_ref(loc: str, lastmod: str | None = None) -> SitemapRef:
+    """A :class:`SitemapRef` of values already checked (not checked again)."""
+    ref = _new(SitemapRef)
+    _REF_SET[0](ref, loc)
+    _REF_SET[1](ref, lastmod)
+    return ref
+
+
+def trusted_image(
+    loc: str,
+    caption: str | None = None,
+    geo_location: str | None = None,
+    title: str | None = None,
+    license: str | None = None,
+) -> Image:
+    """An :class:`Image` of values already checked (not checked again)."""
+    image = _new(Image)
+    for setter, value in zip(_IMAGE_SET, (loc, caption, geo_location, title, license), strict=True):
+        setter(image, value)
+    return image

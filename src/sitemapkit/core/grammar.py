@@ -1,0 +1,25 @@
+"""core: the lexical patterns the protocol's values share, written once. Pure.
+
+The reader, the checks and the writer's fast paths recognise the same tokens; each pattern
+here is the one they all use (dates have their own grammar in :mod:`.w3cdate`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["DECIMAL", "INTEGER", "PRIORITY_TEXTS", "SCHEME"]
+
+#: A URI scheme and its colon (RFC 3986 §3.1: ``ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )``).
+SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+
+#: An ``xsd:decimal`` lexical value (XSD 1.0 Part 2 §3.2.3), as ``<priority>`` holds.
+DECIMAL: Final = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+
+#: An ``xsd:integer`` lexical value (XSD 1.0 Part 2 §3.3.13).
+INTEGER: Final = re.compile(r"[+-]?[0-9]+")
+
+#: The priorities in the form the protocol shows ("0.0" to "1.0", one decimal): "Valid
+#: values range from 0.0 to 1.0" (sitemaps.org); the writer emits only these.
+PRIORITY_TEXTS: Final = frozenset(f"{i / 10:.1f}" for i in range(11))
