@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 from lxml import etree
 
 from sitemapkit.lint import schema
@@ -25,22 +24,19 @@ def document(n: int) -> bytes:
     return f'<urlset xmlns="{NS}" bogus="1">{"".join(entries)}</urlset>'.encode()
 
 
-def findings(
-    source: bytes, piece: int, monkeypatch: pytest.MonkeyPatch
-) -> list[tuple[object, ...]]:
-    monkeypatch.setattr(schema, "_SCHEMA_PIECE", piece)
+def findings(source: bytes, piece: int) -> list[tuple[object, ...]]:
     root = etree.fromstring(source)
-    out = schema.schema_findings(root.getroottree(), source=source, where="s.xml")
+    out = schema.schema_findings(root.getroottree(), source=source, where="s.xml", piece=piece)
     assert etree.tostring(root) == etree.tostring(etree.fromstring(source))  # tree unchanged
     return [(f.rule, f.message, f.line, f.column, f.loc) for f in out]
 
 
-def test_pieces_give_the_findings_of_the_whole_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pieces_give_the_findings_of_the_whole_tree() -> None:
     source = document(2_500)
-    whole = findings(source, 10**9, monkeypatch)
+    whole = findings(source, 10**9)
     assert len(whole) > 600 and len({rule for rule, *_ in whole}) >= 3
-    assert findings(source, 1_000, monkeypatch) == whole
-    assert findings(source, 7, monkeypatch) == whole
+    assert findings(source, 1_000) == whole
+    assert findings(source, 7) == whole
     # columns are placed on the one-line document, and the root's attribute error comes once
     assert all(column for _, _, _, column, _ in whole)
     assert sum("bogus" in message for _, message, *_ in whole) == 1

@@ -1,8 +1,9 @@
 """core: URLs as sitemaps need them. Pure.
 
 IRI → URI (RFC 3987 §3.1: percent-encoded UTF-8 path and query, IDNA host),
-XML escaping, and the sitemap location rule of sitemaps.org ("Sitemap file
-location": same scheme, host and port, path under the sitemap's directory).
+XML escaping, the comparison form of a URL (:func:`normalize`), and the sitemap
+location rule of sitemaps.org ("Sitemap file location": same scheme, host and port,
+path under the sitemap's directory).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ __all__ = [
     "escape",
     "iri_to_uri",
     "is_canonical_loc",
+    "normalize",
     "remove_dot_segments",
     "resolve",
     "unescape",
@@ -210,6 +212,55 @@ class Origin(NamedTuple):
         rest = m["rest"]
         path = re.split(r"[?#]", rest, maxsplit=1)[0] or "/"
         return cls(scheme, auth["host"].lower(), port, remove_dot_segments(path))
+
+
+# -- the comparison form (RFC 3986 §6.2.2, §6.2.3) ------------------------------------------
+
+_SPLIT_URL: Final = re.compile(
+    r"([A-Za-z][A-Za-z0-9+.-]*)://([^/?#]*)([^?#]*)(\?[^#]*)?(#.*)?", re.S
+)
+_ESCAPE: Final = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_DEFAULT_PORT: Final = {"http": "80", "https": "443"}
+
+
+def _normal_escape(m: re.Match[str]) -> str:
+    ch = chr(int(m.group(1), 16))
+    return ch if ch in _UNRESERVED else "%" + m.group(1).upper()
+
+
+def normalize(url: str) -> str:
+    """The comparison form of a URL (RULES.md SM215).
+
+    Scheme and host lowercased, default port dropped, percent-escapes uppercased and
+    unreserved ones decoded, dot-segments removed, fragment dropped; query order and path
+    case kept. A value that is not an absolute URL comes back unchanged.
+
+    >>> normalize("HTTPS://Example.COM:443/a/./b/../%7euser/%3f?q=1#top")
+    'https://example.com/a/~user/%3F?q=1'
+    """
+    m = _SPLIT_URL.fullmatch(url)
+    if m is None:
+        return url
+    scheme, auth, path, query, _ = m.groups()
+    scheme = scheme.lower()
+    userinfo, at, hostport = auth.rpartition("@")
+    host, colon, port = hostport.partition(":")
+    if hostport.startswith("["):
+        host, _, rest = hostport.partition("]")
+        host += "]"
+        colon, port = (":", rest[1:]) if rest.startswith(":") else ("", "")
+    host = host.lower()
+    if colon and port == _DEFAULT_PORT.get(scheme):
+        colon = port = ""
+    if "%" in path:
+        path = _ESCAPE.sub(_normal_escape, path)
+    if "." in path:
+        path = remove_dot_segments(path)
+    path = path or "/"
+    if query and "%" in query:
+        query = _ESCAPE.sub(_normal_escape, query)
+    return f"{scheme}://{userinfo}{at}{host}{colon}{port}{path}{query or ''}"
 
 
 def remove_dot_segments(path: str) -> str:

@@ -20,12 +20,12 @@ problem maps to is quoted where there is one (spec/RULES.md).
 from __future__ import annotations
 
 import http
-from collections.abc import Callable
-from typing import Any, Final, Literal, TypeVar
+from typing import Final, Literal
 
 from ..core.limits import MAX_THUMBNAIL, MIN_THUMBNAIL
 from ..core.probe import Probe
-from .checks import normalize
+from ..core.urls import normalize
+from .registry import Deciders
 
 __all__ = ["DECIDED", "Role", "entry_problems", "sitemap_problems"]
 
@@ -35,18 +35,7 @@ Role = Literal["loc", "alternate", "thumbnail_loc", "content_loc", "player_loc"]
 
 #: Rule id → the function here that decides it (the catalogue test checks every online
 #: rule has one).
-DECIDED: Final[dict[str, str]] = {}
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def _decides(*ids: str) -> Callable[[_F], _F]:
-    def register(fn: _F) -> _F:
-        for rule in ids:
-            DECIDED[rule] = fn.__name__
-        return fn
-
-    return register
+DECIDED: Final = Deciders()
 
 
 def _status(status: int) -> str:
@@ -82,7 +71,7 @@ def _robots_unreachable(probe: Probe) -> str | None:
     )
 
 
-@_decides("SM012")
+@DECIDED.decides("SM012")
 def sitemap_problems(probe: Probe, *, agent: str, published: bool) -> list[str]:
     """SM012 messages for a sitemap's URL (``published``: a local file's published copy,
     whose status is checked while the local bytes are validated)."""
@@ -135,7 +124,7 @@ def _label(role: Role, hreflang: str | None) -> str:
     return f"The video's <video:{role}>"
 
 
-@_decides("SM217", "HRE908", "VID718", "VID719")
+@DECIDED.decides("SM217", "HRE908", "VID718", "VID719")
 def entry_problems(
     probe: Probe, *, role: Role, agent: str, hreflang: str | None = None
 ) -> list[tuple[str, str]]:

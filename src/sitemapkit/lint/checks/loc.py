@@ -1,0 +1,182 @@
+"""lint.checks: the form and the place of each entry's loc. Pure.
+
+Decides SM207 (escaped twice), SM208 (a fragment), SM209 (a session id), SM218 (over
+1,024 characters), SM210-SM213 (another host, scheme, port or directory than the sitemap's:
+the sitemaps.org "Sitemap file location" rule, waived by SM214) and, for an index's
+children, SM504 and SM505.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+from ...core.finding import clip
+from ...core.model import SitemapRef, Url
+from ...core.urls import Origin
+from .context import CHECKED
+from .state import Batch, EntryState, Place, R
+
+__all__ = [
+    "child_location",
+    "double_escaped",
+    "fragment",
+    "long_url",
+    "session_id",
+    "url_location",
+]
+
+_SESSION: Final = re.compile(r"(?:[;?&]jsessionid=|phpsessid=|[?&;]sid=|sessionid=)", re.I)
+_DOUBLE_ESCAPED: Final = re.compile(r"&(?:amp|lt|gt|quot|apos);|&#|%25[0-9A-Fa-f]{2}")
+_HASH: Final = re.compile("#")
+
+
+def _location(st: EntryState, batch: Batch[R], place: Place, i: int, index: bool) -> None:
+    """SM210-SM213 (SM504, SM505 for an index) for record ``i``, which may be elsewhere."""
+    d = place.origin
+    loc = batch.locs[i]
+    try:
+        o = Origin.of(loc)
+    except ValueError:
+        return  # not absolute: the reader reported it
+    if place.waives(o):
+        return
+    what = "child sitemap" if index else "URL"
+    hint = (
+        "; an index lists only sitemaps of its own site"
+        if index
+        else "; a sitemap lists URLs of its own site only, unless the other host names this "
+        "sitemap in its robots.txt (cross-submission: --allow-host)"
+    )
+    if o.host != d.host:
+        www = o.host.removeprefix("www.") == d.host.removeprefix("www.")
+        label = ""
+        if www:
+            label = (
+                " (path mismatch: "
+                + ("includes www" if o.host.startswith("www.") else "missing www")
+                + ")"
+            )
+        st.emit(
+            "SM504" if index else "SM210",
+            f"The {what} {clip(loc)!r} is on host {o.host!r}, not the sitemap's host "
+            f"{d.host!r}{label}{hint}",
+            batch,
+            i,
+        )
+    elif o.scheme != d.scheme:
+        st.emit(
+            "SM504" if index else "SM211",
+            f"The {what} {clip(loc)!r} uses {o.scheme}, but the sitemap is served over "
+            f"{d.scheme}; use {d.scheme}://{d.host}/… URLs",
+            batch,
+            i,
+        )
+    elif o.port != d.port:
+        st.emit(
+            "SM504" if index else "SM212",
+            f"The {what} {clip(loc)!r} is on port {o.port}, the sitemap on port {d.port}; "
+            "every URL must use the sitemap's port",
+            batch,
+            i,
+        )
+    elif not o.path.startswith(d.path):
+        st.emit(
+            "SM505" if index else "SM213",
+            f"The {what} {clip(loc)!r} is outside the sitemap's directory {place.prefix!r}; "
+            "a sitemap covers only its own folder and below, so move the sitemap up "
+            "(e.g. to the site root) or drop the URL",
+            batch,
+            i,
+        )
+
+
+@CHECKED.decides("SM210", "SM211", "SM212", "SM213")
+def url_location(st: EntryState, batch: Batch[Url]) -> None:
+    """SM210-SM213: the sitemaps.org "Sitemap file location" rule (waived by SM214)."""
+    place = st.place
+    if place is None:
+        return
+    prefix = place.prefix
+    blob = "\n" + batch.blob
+    if blob.count("\n" + prefix) == len(batch.locs) and "/." not in blob:
+        return
+    for i, loc in enumerate(batch.locs):
+        if not loc.startswith(prefix) or "/." in loc:
+            _location(st, batch, place, i, False)
+
+
+@CHECKED.decides("SM504", "SM505")
+def child_location(st: EntryState, batch: Batch[SitemapRef]) -> None:
+    """SM504 same site, SM505 same directory or below, for an index's children."""
+    place = st.place
+    if place is None:
+        return
+    for i, loc in enumerate(batch.locs):
+        if not loc.startswith(place.prefix) or "/." in loc:
+            _location(st, batch, place, i, True)
+
+
+@CHECKED.decides("SM207")
+def double_escaped(st: EntryState, batch: Batch[R]) -> None:
+    """SM207: a decoded URL that still holds an entity or a %25XX escape."""
+    blob = batch.blob
+    if "&#" not in blob and "%25" not in blob and (";" not in blob or "&" not in blob):
+        return
+    for i, m in batch.matches(_DOUBLE_ESCAPED):
+        loc = batch.locs[i]
+        st.emit(
+            "SM207",
+            f"URL {clip(loc)!r} looks escaped twice ({m.group()!r} after decoding); "
+            "escape once: & as &amp; in the XML, a space as %20 in the URL",
+            batch,
+            i,
+        )
+
+
+@CHECKED.decides("SM208")
+def fragment(st: EntryState, batch: Batch[Url]) -> None:
+    """SM208: fragments identify the same document; servers never see them."""
+    if "#" not in batch.blob:
+        return
+    for i, _ in batch.matches(_HASH):
+        loc = batch.locs[i]
+        st.emit(
+            "SM208",
+            f"URL {clip(loc)!r} has a fragment ({clip(loc[loc.index('#') :], 30)!r}); "
+            "list the URL without it",
+            batch,
+            i,
+        )
+
+
+@CHECKED.decides("SM209")
+def session_id(st: EntryState, batch: Batch[Url]) -> None:
+    """SM209: session identifiers make every crawl see new URLs."""
+    low = batch.blob.lower()
+    if "sid" not in low and "session" not in low:
+        return
+    for i, m in batch.matches(_SESSION):
+        loc = batch.locs[i]
+        st.emit(
+            "SM209",
+            f"URL {clip(loc)!r} carries a session identifier ({m.group()!r}); list URLs "
+            "without session state",
+            batch,
+            i,
+        )
+
+
+@CHECKED.decides("SM218")
+def long_url(st: EntryState, batch: Batch[Url]) -> None:
+    """SM218: Yandex reads URLs of at most 1,024 characters."""
+    if max(map(len, batch.locs)) <= 1024:
+        return
+    for i, loc in enumerate(batch.locs):
+        if len(loc) > 1024:
+            st.emit(
+                "SM218",
+                f"URL is {len(loc):,} characters long; Yandex ignores URLs over 1,024 characters",
+                batch,
+                i,
+            )
