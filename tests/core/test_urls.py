@@ -2,7 +2,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemapkit.core.urls import Origin, check_location, escape, iri_to_uri, validate_loc
+from sitemapkit.core.urls import (
+    Origin,
+    check_location,
+    escape,
+    iri_to_uri,
+    normalize,
+    validate_loc,
+)
 
 
 @pytest.mark.parametrize(
@@ -59,3 +66,19 @@ def test_location_rule() -> None:
     assert "path" in (check_location("http://example.com/catalog/../images/x", d) or "")
     assert "port" in (check_location("http://example.com:8080/catalog/x", d) or "")
     assert check_location("http://EXAMPLE.com:80/catalog/x", d) is None
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("https://example.com/a", "https://example.com/a"),
+        ("HTTP://WWW.Example.COM:80/", "http://www.example.com/"),
+        ("https://example.com:8443/x", "https://example.com:8443/x"),
+        ("https://example.com/%7e/%2fx%C3%bc", "https://example.com/~/%2Fx%C3%BC"),
+        ("https://example.com/a/../b/./c?q=%7e#frag", "https://example.com/b/c?q=~"),
+        ("https://example.com", "https://example.com/"),
+        ("https://[::1]:443/x", "https://[::1]/x"),
+    ],
+)
+def test_normalize(url: str, expected: str) -> None:
+    assert normalize(url) == expected

@@ -1,4 +1,4 @@
-"""Edge cases of the checks (lint/checks.py) and of the validator's driver (validate.py)."""
+"""Edge cases of the checks (lint/checks/) and of the validator's driver (validation.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from sitemapkit.lint.checks import (
     FileChecks,
     SetChecks,
     check_compression,
-    normalize,
     resolve_lines,
 )
 from sitemapkit.lint.schema import date_rule
@@ -42,22 +41,6 @@ def sitemap(loc: str, lastmod: str = "2024-05-01") -> str:
 
 def rules(findings: list[Finding]) -> list[tuple[str, int | None]]:
     return [(f.rule, f.line) for f in findings]
-
-
-@pytest.mark.parametrize(
-    ("url", "expected"),
-    [
-        ("https://example.com/a", "https://example.com/a"),
-        ("HTTP://WWW.Example.COM:80/", "http://www.example.com/"),
-        ("https://example.com:8443/x", "https://example.com:8443/x"),
-        ("https://example.com/%7e/%2fx%C3%bc", "https://example.com/~/%2Fx%C3%BC"),
-        ("https://example.com/a/../b/./c?q=%7e#frag", "https://example.com/b/c?q=~"),
-        ("https://example.com", "https://example.com/"),
-        ("https://[::1]:443/x", "https://[::1]/x"),
-    ],
-)
-def test_normalize(url: str, expected: str) -> None:
-    assert normalize(url) == expected
 
 
 def test_date_rule_follows_granularity() -> None:

@@ -18,18 +18,24 @@ Conventions of the corpus:
 from __future__ import annotations
 
 import datetime as dt
+import gzip
+import importlib
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lxml import etree
 
 from sitemapkit.core import parse
+from sitemapkit.core.finding import Finding
+from sitemapkit.core.urls import normalize
+from sitemapkit.errors import SitemapError
 from sitemapkit.lint import checks, online, schema
-from sitemapkit.lint.rules import RULES, expand_ids
+from sitemapkit.lint.rules import RULES, expand_ids, severity
 from sitemapkit.validation import ValidationReport, validate
 
 DATA = Path(__file__).parent.parent / "data"
@@ -49,7 +55,8 @@ ONLINE = {"SM012", "SM217", "VID718", "VID719", "HRE908"}
 ONLINE_TESTS = Path(__file__).parent.parent / "io" / "test_urlcheck.py"
 
 
-def _run(path: Path, **kw: object) -> ValidationReport:
+def _published(path: Path) -> tuple[str, list[Path]]:
+    """Where a fixture is validated as published, and its targets (itself first)."""
     text = path.read_bytes().decode("utf-8", "replace")
     explicit = re.search(r"<!-- published-at: (\S+) -->", text)
     if explicit:
@@ -59,10 +66,15 @@ def _run(path: Path, **kw: object) -> ValidationReport:
             r"^([a-z]+://[^/\s]*)", text, re.M
         )
         published = (loc.group(1) if loc else "https://example.com") + "/" + path.name
-    targets: list[str | Path] = [path]
+    targets = [path]
     extra = re.search(r"<!-- targets: ([^>]*) -->", text)
     if extra:
         targets += [path.parent / name for name in extra.group(1).split()]
+    return published, targets
+
+
+def _run(path: Path, **kw: object) -> ValidationReport:
+    published, targets = _published(path)
     return validate(targets, published_at=published, now=NOW, **kw)  # type: ignore[arg-type]
 
 
@@ -140,6 +152,164 @@ def test_every_rule_has_a_check() -> None:
     assert set(online.DECIDED) == ONLINE == {r.id for r in RULES.values() if r.online}
     for rid in ONLINE:
         assert RULES[rid].checked_by == ("online",) and RULES[rid].severity == "warning", rid
+
+
+# -- severities: the catalogue's, decided by core.rules.severity -----------------------------
+
+#: Documents that reach the checks' deliberate departures from the catalogue (each is an
+#: explicit, commented argument where the finding is made), beside the corpus.
+_SEVERITY_CASES = {
+    "departures.xml": '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
+    'xmlns:xhtml="http://www.w3.org/1999/xhtml">\n'
+    "<url><loc>https://example.com/a</loc><changefreq> daily</changefreq></url>\n"
+    '<url><loc>https://example.com/b</loc><xhtml:link rel="alternate" hreflang="deu" '
+    'href="https://example.com/b"/><xhtml:link rel="alternate" hreflang="es-419" '
+    'href="https://example.com/es/b"/><xhtml:link rel="alternate" hreflang="en-UK" '
+    'href="https://elsewhere.example/b"/></url>\n'
+    "</urlset>\n",
+    "blank-lines.txt": "https://example.com/a\n\nhttps://example.com/b\n",
+    # rules whose corpus fixture shows the reader's half: here the checks' half
+    "extensions.xml": '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
+    'xmlns:image="http://www.google.com/schemas/sitemap-image/1.1" '
+    'xmlns:video="http://www.google.com/schemas/sitemap-video/1.1" '
+    'xmlns:news="http://www.google.com/schemas/sitemap-news/0.9" '
+    'xmlns:xhtml="http://www.w3.org/1999/xhtml">\n'
+    "<url><loc>https://example.com/a</loc>"
+    "<image:image><image:loc>https://example.com/ä b.jpg</image:loc></image:image>"
+    "<video:video><video:thumbnail_loc>https://example.com/o{x}.jpg</video:thumbnail_loc>"
+    "<video:title>A</video:title><video:description>A video</video:description>"
+    "<video:content_loc>https://example.com/a.mp4</video:content_loc>"
+    '<video:restriction relationship="allow">GB UK</video:restriction></video:video>'
+    "<news:news><news:publication><news:name>The Paper</news:name>"
+    "<news:language>xx</news:language></news:publication>"
+    "<news:publication_date>2024-06-01T08:00:00+00:00</news:publication_date>"
+    "<news:title>Rain</news:title></news:news>"
+    '<xhtml:link rel="alternate" hreflang="en" href="https://example.com/a"/>'
+    '<xhtml:link rel="alternate" hreflang="de" href="https://example.com/ü b"/></url>\n'
+    "</urlset>\n",
+}
+
+
+def _expected_severity(f: Finding, strict: bool) -> str:
+    """The catalogue's severity of a check's finding, or the departure the check makes on
+    purpose (RULES.md names each: SM009 and SM206 are the warning halves of their rules,
+    SM109 is an error for enumerations in strict mode, HRE902 warns for BCP 47 forms
+    Google does not document, HRE905 warns for a target outside the set)."""
+    if f.rule in ("SM009", "SM206"):
+        return "warning"
+    if f.rule == "SM109" and strict and "enumeration" in f.message:
+        return "error"
+    if f.rule == "HRE902" and ("three-letter" in f.message or "UN M.49" in f.message):
+        return "warning"
+    if f.rule == "HRE905" and "is not in the validated sitemaps" in f.message:
+        return "warning"
+    return severity(f.rule, strict=strict)
+
+
+def _documents(path: Path, url: str) -> Iterator[tuple[Path, str]]:
+    """A fixture, and the children of an index that lie beside it (as validate follows)."""
+    yield path, url
+    data = path.read_bytes()
+    if b"<sitemapindex" not in data:
+        return
+    base = url[: url.rfind("/") + 1]
+    for child in re.findall(rb"<loc>\s*([^<\s]+)", data):
+        loc = child.decode()
+        local = path.parent / loc[len(base) :]
+        if loc.startswith(base) and local.is_file() and local != path:
+            yield from _documents(local, loc)
+
+
+def _check_findings(targets: list[tuple[Path, str | None]], strict: bool) -> list[Finding]:
+    """Every finding the checks of lint/checks/ emit for a set of documents, driven as the
+    validator drives them (lines left out: they do not change a severity)."""
+    out: list[Finding] = []
+    shared = checks.SetChecks()
+    for path, url in targets:
+        where = str(path)
+        raw = path.read_bytes()
+        out += checks.check_compression(raw[:2], url or where, where=where)
+        data = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+        ctx = checks.Context(url=url, now=NOW, strict=strict)
+        try:
+            records, _, kind = parse.parse_bytes(data, source=where, base_url=url)
+        except SitemapError:  # a fatal finding of the reader: the checks see no records
+            records, kind = [], None
+        try:
+            root = etree.fromstring(data, etree.XMLParser(resolve_entities=False))
+        except etree.XMLSyntaxError:
+            root = None
+        out += checks.check_document(root, data, kind=kind or "text", where=where, ctx=ctx)
+        fc = checks.FileChecks(where, ctx, shared)
+        for start in range(0, len(records), 3):  # in batches, as the reader gives them
+            fc.add(records[start : start + 3])
+        fc.finish()
+        out += [p.finding(where, {}) for p in fc.pending] + fc.findings
+        children = [(c, lastmod, None) for c, lastmod, _ in fc.children]
+        node_url = normalize(url) if url else None
+        shared.add_document(checks.DocumentNode(where, node_url, kind, children, fc.max_day))
+    return out + shared.finish()
+
+
+def _corpus_sets(tmp: Path) -> Iterator[list[tuple[Path, str | None]]]:
+    for path in [*INVALID, *VALID]:
+        published, targets = _published(path)
+        docs: list[tuple[Path, str | None]] = list(_documents(path, published))
+        docs += [(t, None) for t in targets[1:]]
+        yield docs
+    for name, text in _SEVERITY_CASES.items():
+        (tmp / name).write_text(text, encoding="utf-8")
+        yield [(tmp / name, "https://example.com/" + name)]
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_every_check_finding_has_the_catalogue_severity(tmp_path: Path, strict: bool) -> None:
+    """Equality, not membership: each finding a check emits over the corpus has the
+    severity :func:`severity` gives its rule (strict rules promoted only when strict is
+    on), or the one departure RULES.md documents for it. And every rule a check decides
+    is emitted at least once, so none goes unchecked here."""
+    emitted: set[str] = set()
+    departures: set[tuple[str, str]] = set()
+    for docs in _corpus_sets(tmp_path):
+        for f in _check_findings(docs, strict):
+            expected = _expected_severity(f, strict)
+            assert f.severity == expected, f"{f} (expected {expected})"
+            emitted.add(f.rule)
+            if expected != severity(f.rule, strict=strict):
+                departures.add((f.rule, expected))
+    assert set(checks.CHECKED) <= emitted, sorted(set(checks.CHECKED) - emitted)
+    reached = {("SM009", "warning"), ("SM206", "warning"), ("HRE902", "warning")}
+    reached |= {("HRE905", "warning")} | ({("SM109", "error")} if strict else set())
+    assert departures == reached
+
+
+def test_every_check_is_found_from_its_rule_id() -> None:
+    """Each check's module says in its docstring which rule ids it decides, and the
+    package's table names that module beside them."""
+    table = (checks.__doc__ or "").split("=====", 1)[1]
+    for rule, deciders in checks.CHECKED.items():
+        for name in deciders:
+            module_name, _ = name.rsplit(".", 1)
+            module = importlib.import_module(module_name)
+            assert _names(rule, module.__doc__ or ""), f"{rule}: not named by {module_name}"
+            row = re.search(rf"``{module_name.rsplit('.', 1)[1]}``(.*?)(?=\n``|\n=)", table, re.S)
+            assert row is not None and _names(rule, row.group(1)), f"{rule}: not in the table"
+
+
+def _names(rule: str, text: str) -> bool:
+    """Whether ``text`` names ``rule``, alone or in a range such as SM207-SM213."""
+    if rule in text:
+        return True
+    for a, b in re.findall(r"([A-Z]+[0-9]+)-([A-Z]+[0-9]+)", text):
+        prefix = a.rstrip("0123456789")
+        number = rule[len(prefix) :]
+        if rule.startswith(prefix) and int(a[len(prefix) :]) <= int(number) <= int(
+            b[len(prefix) :]
+        ):
+            return True
+    return False
 
 
 def test_every_online_rule_has_network_tests() -> None:
