@@ -61,7 +61,8 @@ class FileChecks:
 
     Findings that belong to a record are kept in ``pending`` (see :class:`Pending`);
     file-level ones in ``findings``. ``shared`` links the document to its set, for the
-    duplicate and hreflang checks across files.
+    duplicate and hreflang checks across files. ``state`` is what the checks share
+    (:class:`~.state.EntryState`); each batch reaches them as a :class:`~.state.Batch`.
     """
 
     def __init__(self, where: str | None, ctx: Context, shared: SetChecks | None = None) -> None:

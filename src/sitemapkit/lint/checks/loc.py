@@ -48,6 +48,8 @@ def _location(st: EntryState, batch: Batch[R], place: Place, i: int, index: bool
         else "; a sitemap lists URLs of its own site only, unless the other host names this "
         "sitemap in its robots.txt (cross-submission: --allow-host)"
     )
+    # sitemaps.org: "all URLs listed in the Sitemap must use the same protocol ... and
+    # reside on the same host" and "can include any URLs starting with" its directory
     if o.host != d.host:
         www = o.host.removeprefix("www.") == d.host.removeprefix("www.")
         label = ""
@@ -57,38 +59,29 @@ def _location(st: EntryState, batch: Batch[R], place: Place, i: int, index: bool
                 + ("includes www" if o.host.startswith("www.") else "missing www")
                 + ")"
             )
-        st.emit(
-            "SM504" if index else "SM210",
-            f"The {what} {clip(loc)!r} is on host {o.host!r}, not the sitemap's host "
-            f"{d.host!r}{label}{hint}",
-            batch,
-            i,
-        )
+        rule = "SM504" if index else "SM210"
+        why = f"is on host {o.host!r}, not the sitemap's host {d.host!r}{label}{hint}"
     elif o.scheme != d.scheme:
-        st.emit(
-            "SM504" if index else "SM211",
-            f"The {what} {clip(loc)!r} uses {o.scheme}, but the sitemap is served over "
-            f"{d.scheme}; use {d.scheme}://{d.host}/… URLs",
-            batch,
-            i,
+        rule = "SM504" if index else "SM211"
+        why = (
+            f"uses {o.scheme}, but the sitemap is served over {d.scheme}; use "
+            f"{d.scheme}://{d.host}/… URLs"
         )
     elif o.port != d.port:
-        st.emit(
-            "SM504" if index else "SM212",
-            f"The {what} {clip(loc)!r} is on port {o.port}, the sitemap on port {d.port}; "
-            "every URL must use the sitemap's port",
-            batch,
-            i,
+        rule = "SM504" if index else "SM212"
+        why = (
+            f"is on port {o.port}, the sitemap on port {d.port}; every URL must use the "
+            "sitemap's port"
         )
     elif not o.path.startswith(d.path):
-        st.emit(
-            "SM505" if index else "SM213",
-            f"The {what} {clip(loc)!r} is outside the sitemap's directory {place.prefix!r}; "
-            "a sitemap covers only its own folder and below, so move the sitemap up "
-            "(e.g. to the site root) or drop the URL",
-            batch,
-            i,
+        rule = "SM505" if index else "SM213"
+        why = (
+            f"is outside the sitemap's directory {place.prefix!r}; a sitemap covers only its "
+            "own folder and below, so move the sitemap up (e.g. to the site root) or drop the URL"
         )
+    else:
+        return
+    st.emit(rule, f"The {what} {clip(loc)!r} {why}", batch, i)
 
 
 @CHECKED.decides("SM210", "SM211", "SM212", "SM213")
