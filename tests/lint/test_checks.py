@@ -119,6 +119,27 @@ def test_duplicates_exact_normalised_and_variants() -> None:
     ]
 
 
+def test_batch_and_place_are_what_the_entry_checks_read() -> None:
+    import re
+
+    from sitemapkit.core.model import Url
+    from sitemapkit.core.urls import Origin
+    from sitemapkit.lint.checks.state import Batch, Place
+
+    locs = ["https://example.com/a#x", "https://example.com/b", "https://example.com/c#y#z"]
+    batch = Batch([Url(u) for u in locs], locs, [0, 0, 0], "\n".join(locs))
+    assert [(i, m.group()) for i, m in batch.matches(re.compile("#."))] == [(0, "#x"), (2, "#y")]
+    place = Place.of(
+        Context(url="https://Example.com:443/shop/sitemap.xml", allow=("cdn.example",))
+    )
+    assert place is not None
+    assert (place.prefix, place.origin.path) == ("https://example.com/shop/", "/shop/")
+    assert place.waives(Origin.of("https://cdn.example/x"))
+    assert not place.waives(Origin.of("https://other.example/x"))
+    assert Place.of(Context(url="ftp://example.com/s.xml")) is None
+    assert Place.of(Context()) is None
+
+
 def test_variants_across_hosts_and_files() -> None:
     from sitemapkit.core.model import Url
 
