@@ -1,4 +1,4 @@
-"""Tests for core/parse.py: every format, every extension, tolerant and strict reading,
+"""Tests for core/parse/: every format, every extension, tolerant and strict reading,
 hardening (XXE, billion laughs, deep nesting, gzip bombs) and chunk-boundary invariance."""
 
 from __future__ import annotations
@@ -1565,3 +1565,36 @@ def test_severities_are_the_catalogue_s_unless_a_call_site_says_otherwise() -> N
     with pytest.raises(ParseError, match="SM201"):
         strict.feed(urlset(url("/rel")))
     assert [(f.rule, f.severity) for f in strict.findings] == [("SM201", "error")]
+
+
+# -- paths each reader takes rarely ---------------------------------------------------------
+
+
+def test_a_document_cut_inside_the_root_start_tag() -> None:
+    records, findings, kind = parse(DECL + f'<urlset xmlns="{SM}'.encode())
+    assert (records, kind) == ([], None)
+    assert [(f.rule, f.line) for f in findings] == [("SM004", 2)]
+    assert "not well-formed XML" in findings[0].message
+
+
+def test_an_extension_element_that_is_not_the_extension_s_root() -> None:
+    records, findings, _ = parse(
+        urlset(url("https://example.com/", "<image:loc>https://example.com/a.jpg</image:loc>"))
+    )
+    assert records == [Url("https://example.com/")]
+    assert rules(findings) == ["SM107"]
+    assert "cannot be a child of <url>" in findings[0].message
+
+
+def test_an_entity_inside_an_entry_is_reported_not_expanded() -> None:
+    data = DECL + (
+        f'<!DOCTYPE urlset [<!ENTITY e "x">]>\n<urlset xmlns="{SM}">'
+        "<url><loc>https://example.com/</loc>&e;</url></urlset>"
+    ).encode()
+    records, findings, _ = parse(data)
+    assert records == [Url("https://example.com/")]
+    assert [(f.rule, f.severity, f.line) for f in findings] == [
+        ("SM011", "warning", 2),
+        ("SM011", "warning", 3),
+    ]
+    assert "&e; inside <url> is never expanded" in findings[1].message

@@ -8,7 +8,7 @@ Everything else belongs to the reader that needs it.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Final, Literal
+from typing import Literal
 
 from lxml import etree
 
@@ -21,9 +21,6 @@ __all__ = ["Document", "Kind", "Reader", "Record"]
 
 Record = Url | SitemapRef
 Kind = Literal["urlset", "sitemapindex", "rss", "atom", "text"]
-
-#: "No budget event ahead" for :meth:`Document.quiet`.
-_FAR: Final = 1 << 62
 
 
 class Reader(ABC):
@@ -134,7 +131,7 @@ class Document:
         placed = self.placed
         if placed <= limits.MAX_URLS:
             room = min(room, limits.MAX_URLS - placed)
-        return min(room, _FAR)
+        return room
 
     def settle(self, n: int) -> None:
         """Add ``n`` entries counted and placed in a batch (at most ``quiet()``)."""

@@ -244,28 +244,9 @@ class Extensions:
                 "SM107",
                 raw,
             )
-        values: dict[str, str] = {}
-        for key, source, what in (
-            ("name", pub, "news:name"),
-            ("language", pub, "news:language"),
-            ("publication_date", found, "news:publication_date"),
-            ("title", found, "news:title"),
-        ):
-            item = source.get(key)
-            if item is None:
-                missing = (
-                    "<news:publication>" if publication is None and source is pub else (f"<{what}>")
-                )
-                self.add(
-                    "NEWS801", f"<news:news> has no {missing}; news skipped", line=line, loc=raw
-                )
-                return None
-            if item[0] is None:
-                return None
-            if not item[0]:
-                self.add("NEWS807", f"Empty <{what}>; news skipped", line=item[1], loc=raw)
-                return None
-            values[key] = item[0]
+        values = self._news_required(found, pub, publication is not None, line, raw)
+        if values is None:
+            return None
         when = date(
             doc,
             values["publication_date"],
@@ -286,6 +267,35 @@ class Extensions:
                 loc=raw,
             )
             return None
+
+    def _news_required(
+        self, found: Fields, pub: Fields, has_publication: bool, line: int | None, raw: str | None
+    ) -> dict[str, str] | None:
+        """Google: name and language of the publication, publication_date and title are
+        required (NEWS801, NEWS807); None when one is missing or empty."""
+        values: dict[str, str] = {}
+        for key, source, what in (
+            ("name", pub, "news:name"),
+            ("language", pub, "news:language"),
+            ("publication_date", found, "news:publication_date"),
+            ("title", found, "news:title"),
+        ):
+            item = source.get(key)
+            if item is None:
+                missing = (
+                    f"<{what}>" if has_publication or source is not pub else "<news:publication>"
+                )
+                self.add(
+                    "NEWS801", f"<news:news> has no {missing}; news skipped", line=line, loc=raw
+                )
+                return None
+            if item[0] is None:
+                return None
+            if not item[0]:
+                self.add("NEWS807", f"Empty <{what}>; news skipped", line=item[1], loc=raw)
+                return None
+            values[key] = item[0]
+        return values
 
     def _alternate(self, el: etree._Element, raw: str | None) -> Alternate | None:
         line = self.line(el)

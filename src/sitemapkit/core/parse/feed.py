@@ -8,6 +8,7 @@ are not reported).
 from __future__ import annotations
 
 import datetime as dt
+from abc import ABC, abstractmethod
 
 from lxml import etree
 
@@ -20,20 +21,22 @@ from .value import absolute, date, loc_rule, value
 __all__ = ["AtomEntries", "RssItems"]
 
 
-class _FeedEntries(Entries):
-    """An item's link is the URL, its date the lastmod; ``_parts`` finds them."""
+class _FeedEntries(Entries, ABC):
+    """An item's link is the URL, its date the lastmod; each feed format finds them."""
 
     strays = False
 
+    @abstractmethod
     def _parts(self, el: etree._Element) -> tuple[str | None, int | None, str | None, int | None]:
         """(link, its line, date text, its line) of an item."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _no_link(self, el: etree._Element, link: str | None) -> None:
-        raise NotImplementedError
+        """Report an item without a link (``link`` is ``""`` for an empty one)."""
 
+    @abstractmethod
     def _lastmod(self, text: str, line: int | None, link: str) -> str | dt.datetime | None:
-        raise NotImplementedError
+        """The lastmod of a date text, or None (reported)."""
 
     def entry(self, el: etree._Element) -> None:
         link, link_line, text, date_line = self._parts(el)
