@@ -108,6 +108,7 @@ class SitemapParser:
     ) -> None:
         if max_bytes < 1 or max_entries < 1:
             raise ValueError("max_bytes and max_entries must be positive")
+        # the settings as given (read-only: the readers keep their own copies)
         self.source = source
         self.base_url = base_url
         self.strict = strict
@@ -209,7 +210,7 @@ class SitemapParser:
             raise LimitError(
                 f"The document is larger than {self.max_bytes:,} bytes after decompression; "
                 "raise max_bytes to read it",
-                where=self.source,
+                where=self._findings.source,
             )
         # sitemaps.org: "no larger than 50MB (52,428,800 bytes)" uncompressed.
         if self.bytes_in > limits.MAX_BYTES and self.bytes_in - len(data) <= limits.MAX_BYTES:
