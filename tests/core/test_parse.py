@@ -1,4 +1,4 @@
-"""Tests for core/parse.py: every format, every extension, tolerant and strict reading,
+"""Tests for core/parse/: every format, every extension, tolerant and strict reading,
 hardening (XXE, billion laughs, deep nesting, gzip bombs) and chunk-boundary invariance."""
 
 from __future__ import annotations
@@ -33,10 +33,11 @@ from sitemapkit.core.model import (
 from sitemapkit.core.parse import (
     Record,
     SitemapParser,
-    _fast_url,
     iter_parse,
     parse_bytes,
 )
+from sitemapkit.core.parse.canonical import fast_url
+from sitemapkit.core.parse.entry import UrlEntries
 from sitemapkit.errors import LimitError, ParseError, SitemapError, UnsafeXMLError
 
 SM = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -1113,7 +1114,9 @@ def test_memory_stays_flat_on_long_documents(scanned: bool) -> None:
     parser.feed(DECL + f'<urlset xmlns="{SM}">'.encode())
     if not scanned:  # a comment hands the document to libxml2
         parser.feed(b"<!-- from here on, a tree -->")
-    assert parser._scan is scanned
+    scanner = parser._scanner
+    assert scanner is not None and scanner.scanning is scanned
+    entries = scanner.tree.entries
     total = 0
     widths = []
     for i in range(200):
@@ -1122,11 +1125,11 @@ def test_memory_stays_flat_on_long_documents(scanned: bool) -> None:
         )
         total += len(parser.feed(chunk.encode()[:-7]))  # the last entry unfinished
         if scanned:
-            assert parser._container is None and 0 < len(parser._scan_buf) < 200
+            assert entries.container is None and 0 < len(scanner.pending) < 200
         total += len(parser.feed(chunk.encode()[-7:]))
         if not scanned:
-            assert parser._container is not None
-            widths.append(len(parser._container))
+            assert entries.container is not None
+            widths.append(len(entries.container))
     total += len(parser.close())
     assert total == 20_000
     assert max(widths, default=0) <= 2
@@ -1219,8 +1222,7 @@ def test_fast_and_slow_paths_agree(
     data = urlset("".join(body))
     results = []
     for fast in (True, False):
-        parser = SitemapParser(base_url="https://example.com/")
-        parser._fast = fast
+        parser = SitemapParser(base_url="https://example.com/", fast=fast)
         results.append((parser.feed(data) + parser.close(), parser.findings))
     assert results[0] == results[1]
 
@@ -1236,7 +1238,7 @@ def test_fast_and_slow_paths_agree(
 def test_fast_url_builds_what_the_model_builds(
     loc: str, suffix: str, lastmod: str | None, freq: str | None, prio: str | None
 ) -> None:
-    fast = _fast_url(loc + suffix, lastmod, freq, prio)
+    fast = fast_url(loc + suffix, lastmod, freq, prio)
     if fast is not None:
         slow = Url(loc + suffix, lastmod=lastmod, changefreq=freq, priority=prio)
         assert fast == slow
@@ -1250,8 +1252,7 @@ def test_markup_inside_values_is_never_half_read() -> None:
         + url("https://example.com/c")
     )
     for fast in (True, False):
-        parser = SitemapParser()
-        parser._fast = fast
+        parser = SitemapParser(fast=fast)
         records = parser.feed(data) + parser.close()
         assert records == [Url("https://example.com/b"), Url("https://example.com/c")]
         assert rules(parser.findings) == ["SM107", "SM107"]
@@ -1262,26 +1263,27 @@ def test_markup_inside_values_is_never_half_read() -> None:
 @given(LOC_PARTS, st.text(max_size=20))
 def test_canonical_loc_is_the_fast_url_loc_test(loc: str, suffix: str) -> None:
     text = loc + suffix
-    if text == text.strip(" \t\r\n"):  # _fast_url strips XML white space first
-        assert urls.is_canonical_loc(text) == (_fast_url(text, None, None, None) is not None)
+    if text == text.strip(" \t\r\n"):  # fast_url strips XML white space first
+        assert urls.is_canonical_loc(text) == (fast_url(text, None, None, None) is not None)
     if urls.is_canonical_loc(text):  # what the shortcut takes, the long way keeps as it is
         with mock.patch.object(urls, "is_canonical_loc", lambda _: False):
             assert urls.validate_loc(urls.iri_to_uri(text)) == text
             assert Image(text).loc == text
 
 
-def test_fast_path_is_taken_on_canonical_input() -> None:
+@pytest.mark.parametrize("lead", ["", "<!-- libxml2 reads on -->"])
+def test_fast_path_is_taken_on_canonical_input(lead: str) -> None:
     body = url(
         "https://example.com/a",
         "<lastmod>2024-05-01T10:00:00Z</lastmod>"
         "<changefreq>daily</changefreq><priority>0.3</priority>",
     )
-    calls = []
     parser = SitemapParser()
-    parser._slow_url = calls.append  # type: ignore[method-assign]
-    records = parser.feed(urlset(body)) + parser.close()
-    assert calls == []
+    with mock.patch.object(UrlEntries, "read_full") as read_full:
+        records = parser.feed(urlset(lead + body)) + parser.close()
+    read_full.assert_not_called()
     assert records == [Url("https://example.com/a", "2024-05-01T10:00:00+00:00", "daily", 0.3)]
+    assert parser.scanned_all == (lead == "")
 
 
 # -- chunk-boundary invariance -------------------------------------------------------------
@@ -1461,8 +1463,7 @@ SCAN_PIECES = st.sampled_from(
 
 
 def _scan_outcome(data: bytes, *, fast: bool, cuts: list[int]) -> tuple[object, ...]:
-    parser = SitemapParser(source="s.xml", base_url="https://example.com/s.xml")
-    parser._fast = fast
+    parser = SitemapParser(source="s.xml", base_url="https://example.com/s.xml", fast=fast)
     records: list[Record] = []
     last = 0
     try:
@@ -1523,3 +1524,77 @@ def test_findings_are_listed_up_to_a_cap_per_rule_and_counted_beyond() -> None:
     assert capped[-1].message.startswith("1,500 more SM402 findings in this document")
     assert [f.line for f in capped[:-1]] == [f.line for f in sm402(max_findings=0)[:1_000]]
     assert len(sm402(max_findings=0)) == 2_500
+
+
+# -- the rules the reader reports ----------------------------------------------------------
+
+
+def test_reported_rules_are_the_rule_ids_the_reader_writes() -> None:
+    """REPORTED (which tests/lint/test_rules.py holds against the catalogue) is exactly the
+    set of rule ids the package's code names."""
+    import re
+
+    from sitemapkit.core import parse as package
+    from sitemapkit.core.parse import REPORTED
+    from sitemapkit.core.rules import RULES
+
+    folder = Path(package.__file__).parent
+    written = {
+        rid
+        for path in folder.glob("*.py")
+        if path.name != "findings.py"
+        for rid in re.findall(r'"((?:SM|IMG|VID|NEWS|HRE)[0-9]{3})"', path.read_text())
+    }
+    assert written == REPORTED
+    assert set(RULES) >= REPORTED
+
+
+def test_severities_are_the_catalogue_s_unless_a_call_site_says_otherwise() -> None:
+    from sitemapkit.core.rules import severity
+
+    records, findings, _ = parse(
+        urlset(url("/rel") + url("https://example.com/a", "<lastmod>2024</lastmod>")),
+        base_url="https://example.com/",
+    )
+    assert [(f.rule, f.severity) for f in findings] == [
+        ("SM201", "warning"),  # resolved: the call site lowers it, strict mode does not
+        ("SM302", severity("SM302")),
+    ]
+    assert locs(records) == ["https://example.com/rel", "https://example.com/a"]
+    strict = SitemapParser(base_url="https://example.com/", strict=True)
+    with pytest.raises(ParseError, match="SM201"):
+        strict.feed(urlset(url("/rel")))
+    assert [(f.rule, f.severity) for f in strict.findings] == [("SM201", "error")]
+
+
+# -- paths each reader takes rarely ---------------------------------------------------------
+
+
+def test_a_document_cut_inside_the_root_start_tag() -> None:
+    records, findings, kind = parse(DECL + f'<urlset xmlns="{SM}'.encode())
+    assert (records, kind) == ([], None)
+    assert [(f.rule, f.line) for f in findings] == [("SM004", 2)]
+    assert "not well-formed XML" in findings[0].message
+
+
+def test_an_extension_element_that_is_not_the_extension_s_root() -> None:
+    records, findings, _ = parse(
+        urlset(url("https://example.com/", "<image:loc>https://example.com/a.jpg</image:loc>"))
+    )
+    assert records == [Url("https://example.com/")]
+    assert rules(findings) == ["SM107"]
+    assert "cannot be a child of <url>" in findings[0].message
+
+
+def test_an_entity_inside_an_entry_is_reported_not_expanded() -> None:
+    data = DECL + (
+        f'<!DOCTYPE urlset [<!ENTITY e "x">]>\n<urlset xmlns="{SM}">'
+        "<url><loc>https://example.com/</loc>&e;</url></urlset>"
+    ).encode()
+    records, findings, _ = parse(data)
+    assert records == [Url("https://example.com/")]
+    assert [(f.rule, f.severity, f.line) for f in findings] == [
+        ("SM011", "warning", 2),
+        ("SM011", "warning", 3),
+    ]
+    assert "&e; inside <url> is never expanded" in findings[1].message

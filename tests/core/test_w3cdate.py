@@ -1,10 +1,10 @@
 import datetime as dt
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sitemapkit.core.w3cdate import format_lastmod, parse_w3c
+from sitemapkit.core.w3cdate import GRAMMAR, WRITER_FORM, W3CDate, format_lastmod, parse_w3c
 
 VALID = {
     "1997": 1,
@@ -118,3 +118,99 @@ def test_strings_keep_their_instant_and_offset(value: dt.datetime, form: str, zu
     )
     assert parsed.to_datetime() == given_.to_datetime().replace(microsecond=0)
     assert not out.endswith("-00:00")
+
+
+# -- the fast patterns are the grammar --------------------------------------------------------
+#
+# WRITER_FORM is a shortcut the reader and the writer take before (instead of) parse_w3c; it
+# claims the complete dates and the date-times with seconds and an offset, calendar-exact. The
+# strategy builds values of every shape the grammar has, with digits that reach past each range
+# (month 13, day 31 in April, Feb 29 off leap years, hour 24, offset +14:01), and arbitrary text.
+
+_DIGITS = st.text(alphabet="0123456789", min_size=1, max_size=5)
+
+
+def _field(low: int, high: int, width: int = 2) -> st.SearchStrategy[str]:
+    """A field of ``width`` digits from ``low`` to ``high`` (one past its range on each side;
+    the text strategies below bring the wrong widths)."""
+    return st.integers(low, high).map(lambda n: f"{n:0{width}d}")
+
+
+_OFFSET = st.one_of(
+    st.sampled_from(["Z", "+00:00", "-00:00", "+14:00", "-14:00", "+14:01", "z", ""]),
+    st.builds(
+        lambda sign, h, m: f"{sign}{h}:{m}", st.sampled_from("+-"), _field(0, 15), _field(0, 60)
+    ),
+)
+_SHAPES = st.builds(
+    lambda y, mo, d, h, mi, s, frac, tz, cut: (
+        f"{y}-{mo}-{d}T{h}:{mi}" + (f":{s}" + (f".{frac}" if frac else "")) + tz
+    )[: cut if cut else None],
+    st.one_of(_field(0, 9999, 4), st.sampled_from(["0000", "1900", "2000", "2024", "2023"])),
+    _field(0, 13),
+    _field(0, 32),
+    _field(0, 24),
+    _field(0, 60),
+    _field(0, 60),
+    st.one_of(st.just(""), _DIGITS),
+    _OFFSET,
+    st.sampled_from([0, 0, 0, 0, 0, 4, 7, 10, 16]),
+)
+_DATES = st.one_of(
+    _SHAPES,
+    _SHAPES.map(lambda t: t[:10]),
+    _SHAPES.map(lambda t: t[:16] + t[19:]),  # without seconds
+    st.text(alphabet="0123456789-:+TZ. ", max_size=30),
+    st.text(max_size=30),
+)
+
+
+def _parsed(text: str) -> W3CDate | None:
+    try:
+        return parse_w3c(text)
+    except ValueError:
+        return None
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_DATES)
+def test_writer_form_accepts_exactly_what_parse_w3c_accepts_in_its_forms(text: str) -> None:
+    parsed = _parsed(text)
+    claimed = parsed is not None and parsed.granularity in (3, 5)
+    assert (WRITER_FORM.fullmatch(text) is not None) == claimed, (text, parsed)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(_DATES)
+def test_grammar_is_the_syntax_parse_w3c_reads(text: str) -> None:
+    """A value outside GRAMMAR is never a date; inside it, only ranges can refuse it."""
+    parsed = _parsed(text)
+    if GRAMMAR.fullmatch(text) is None:
+        assert parsed is None
+    elif parsed is None:
+        with pytest.raises(ValueError, match=r"year 0000|month|day that does not|out of range|±14"):
+            parse_w3c(text)
+
+
+def test_the_fast_forms_reach_every_calendar_edge() -> None:
+    for text in (
+        "2024-02-29",
+        "2000-02-29",
+        "2023-02-28",
+        "2024-04-30",
+        "2024-12-31",
+        "2024-05-01T23:59:59+14:00",
+        "2024-05-01T00:00:00-00:00",
+    ):
+        assert WRITER_FORM.fullmatch(text) and parse_w3c(text), text
+    for text in (
+        "2023-02-29",
+        "1900-02-29",
+        "2024-04-31",
+        "0000-01-01",
+        "2024-13-01",
+        "2024-05-01T24:00:00Z",
+        "2024-05-01T10:00:00+14:01",
+        "2024-05-01T10:00Z",
+    ):
+        assert WRITER_FORM.fullmatch(text) is None, text

@@ -11,10 +11,12 @@ import datetime as dt
 import re
 from typing import Final, NamedTuple
 
-__all__ = ["LASTMOD_RE", "W3CDate", "format_lastmod", "parse_w3c"]
+__all__ = ["GRAMMAR", "LASTMOD_RE", "WRITER_FORM", "W3CDate", "format_lastmod", "parse_w3c"]
 
-# The Note: "YYYY-MM-DDThh:mm:ss.sTZD"; a time is always followed by a TZD.
-_GRAMMAR: Final = re.compile(
+#: The syntax of the Note, "YYYY-MM-DDThh:mm:ss.sTZD" (a time is always followed by a TZD):
+#: the one date grammar. A value it does not match is not a W3C Datetime at all; one it
+#: matches may still name no day or instant (``parse_w3c`` checks the calendar and ranges).
+GRAMMAR: Final = re.compile(
     r"(?P<Y>[0-9]{4})(?:-(?P<M>[0-9]{2})(?:-(?P<D>[0-9]{2})"
     r"(?:T(?P<h>[0-9]{2}):(?P<m>[0-9]{2})(?::(?P<s>[0-9]{2})(?:\.(?P<f>[0-9]+))?)?"
     r"(?P<tz>Z|[+-][0-9]{2}:[0-9]{2}))?)?)?",
@@ -32,9 +34,11 @@ _TIME = (
     r"(?:Z|[+-](?:(?:0[0-9]|1[0-3]):[0-5][0-9]|14:00))"
 )
 #: The lastmod forms the writer emits unchanged (after ``Z`` → ``+00:00``): a
-#: calendar-valid complete date, or date and time with seconds and an offset.
+#: calendar-valid complete date, or date and time with seconds and an offset. A fast path:
+#: it matches exactly the values of those two forms that ``parse_w3c`` accepts
+#: (``tests/core/test_w3cdate.py`` proves it), so a match needs no further check.
 LASTMOD_RE: Final = _DAY + "(?:" + _TIME + ")?"
-_WRITER_FORM: Final = re.compile(LASTMOD_RE, re.ASCII)
+WRITER_FORM: Final = re.compile(LASTMOD_RE, re.ASCII)
 
 
 class W3CDate(NamedTuple):
@@ -67,7 +71,7 @@ def parse_w3c(text: str) -> W3CDate:
     >>> parse_w3c("2024-05-01T10:00:00+02:00").granularity
     5
     """
-    m = _GRAMMAR.fullmatch(text)
+    m = GRAMMAR.fullmatch(text)
     if m is None:
         raise ValueError(
             f"{text!r} is not a W3C Datetime; use YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+hh:mm"
@@ -149,7 +153,7 @@ def format_lastmod(value: str | dt.date | dt.datetime) -> str:
     if not isinstance(value, str):
         raise TypeError(f"a date must be a str, date or datetime, not {type(value).__name__}")
     text = value.strip()
-    if _WRITER_FORM.fullmatch(text):  # the common case: already as the writer emits it
+    if WRITER_FORM.fullmatch(text):  # the common case: already as the writer emits it
         if text.endswith(("Z", "-00:00")):
             return text[: -1 if text[-1] == "Z" else -6] + "+00:00"
         return text

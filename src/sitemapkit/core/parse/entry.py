@@ -1,0 +1,351 @@
+"""core.parse: the entries of a ``<urlset>`` and a ``<sitemapindex>``. Pure.
+
+:class:`UrlEntries` reads ``<url>`` elements: plain canonical ones on the fast path in the
+hot loop, every other one in full (``read_full``), where findings come in a fixed order:
+the core values (loc, lastmod, changefreq, priority), then the extensions in document order.
+:class:`SitemapEntries` reads the ``<sitemap>`` elements of an index.
+"""
+
+from __future__ import annotations
+
+from lxml import etree
+
+from ..model import InvalidValue, SitemapRef, Url
+from ..namespace import LEGACY_NS, SITEMAP_NS
+from ..w3cdate import WRITER_FORM
+from .canonical import fast_ref, fast_url
+from .document import Document
+from .extension import Extension, Extensions
+from .tree import Entries, Events, foreign, q, split
+from .value import absolute, date, lexical, loc_rule, peek, value
+
+__all__ = ["SitemapEntries", "UrlEntries"]
+
+#: A core value as read: (stripped text or None for markup, line).
+_Values = dict[str, tuple[str | None, int | None]]
+_URL_FIELDS = ("loc", "lastmod", "changefreq", "priority")
+
+
+def _namespace(doc: Document, root: etree._Element, ns: str, local: str) -> None:
+    """sitemaps.org: the root "must" declare the 0.9 namespace; report another one."""
+    if ns == SITEMAP_NS:
+        return
+    if ns == LEGACY_NS:
+        why = f"the legacy Google namespace {ns!r}"
+    elif not ns:
+        why = "no namespace"
+    else:
+        why = f"namespace {ns!r}"
+    doc.findings.add(
+        "SM101", f'<{local}> uses {why}; use xmlns="{SITEMAP_NS}"', line=doc.line(root)
+    )
+
+
+class UrlEntries(Entries):
+    """The ``<url>`` entries of a ``<urlset>``."""
+
+    kind = "urlset"
+
+    def __init__(self, doc: Document, root: etree._Element, ns: str) -> None:
+        _namespace(doc, root, ns, "urlset")
+        super().__init__(doc, q(ns, "url"), ns)
+        self.t_loc, self.t_lastmod, self.t_changefreq, self.t_priority = (
+            q(ns, name) for name in _URL_FIELDS
+        )
+        self.core = {q(ns, name): name for name in _URL_FIELDS}
+        self.extensions = Extensions(doc, ns)
+
+    def read(self, events: Events) -> None:
+        """The hot loop, millions of times per document: ``adopt`` and the entry budget
+        are inlined (see ``Document.quiet``); an entry that is anything but plain canonical
+        loc/lastmod/changefreq/priority goes to ``read_full``."""
+        doc = self.doc
+        t_loc, t_lastmod = self.t_loc, self.t_lastmod
+        t_changefreq, t_priority = self.t_changefreq, self.t_priority
+        fast = doc.fast
+        append = doc.out.append
+        container = self.container
+        left = quiet = doc.quiet()
+        try:
+            for _event, el in events:
+                parent = el.getparent()
+                if left and parent is container and parent is not None:
+                    left -= 1
+                    # Invariant: the last placed entry is the container's first child (all
+                    # before it were dropped), so a lone previous sibling can only be it.
+                    prev = el.getprevious()
+                    if prev is not None:
+                        if prev.getprevious() is None:
+                            del prev
+                            del parent[0]
+                        else:
+                            del prev
+                            self.purge(el, parent)
+                else:
+                    doc.settle(quiet - left)
+                    left = quiet = 0
+                    doc.count(self.line(el))
+                    placed = self.adopt(el, parent)
+                    container = self.container
+                    left = quiet = doc.quiet()
+                    if not placed:
+                        continue
+                if fast:
+                    # Anything unusual (a repeated or empty value, markup inside a value, an
+                    # unknown or extension child) breaks out to the full read.
+                    loc = lastmod = changefreq = priority = None
+                    for child in el:
+                        if len(child):
+                            break
+                        tag = child.tag
+                        if tag == t_loc:
+                            if loc is not None:
+                                break
+                            loc = child.text
+                            if loc is None:
+                                break
+                        elif tag == t_lastmod:
+                            if lastmod is not None:
+                                break
+                            lastmod = child.text
+                            if lastmod is None:
+                                break
+                        elif tag == t_changefreq:
+                            if changefreq is not None:
+                                break
+                            changefreq = child.text
+                            if changefreq is None:
+                                break
+                        elif tag == t_priority:
+                            if priority is not None:
+                                break
+                            priority = child.text
+                            if priority is None:
+                                break
+                        else:
+                            break
+                    else:
+                        if loc is not None:
+                            url = fast_url(loc, lastmod, changefreq, priority)
+                            if url is not None:
+                                append(url)
+                                continue
+                self.read_full(el)
+        finally:
+            doc.settle(quiet - left)
+
+    def read_full(self, el: etree._Element) -> None:
+        """A <url> in full."""
+        raw = peek(el, self.t_loc)
+        values: _Values = {}
+        rest: list[etree._Element] = []
+        for child in el:
+            tag = child.tag
+            name = self.core.get(tag) if isinstance(tag, str) else None
+            if name is not None and name not in values:
+                values[name] = (value(self.doc, child, raw), self.line(child))
+            else:
+                rest.append(child)
+        url = None
+        if self.doc.fast:  # canonical core values with extensions: skip the model's checks
+            core = [values.get(name) for name in _URL_FIELDS]
+            if core[0] is not None and all(item is None or item[0] for item in core):
+                loc, lastmod, changefreq, priority = (None if i is None else i[0] for i in core)
+                assert loc is not None
+                url = fast_url(loc, lastmod, changefreq, priority)
+        if url is None:
+            url = self._checked(el, values, raw)
+            if url is None:
+                return
+        extensions = self._others(el, rest, raw)
+        if extensions:
+            url = self.extensions.extend(url, extensions, raw)
+        self.doc.out.append(url)
+
+    def _others(
+        self, el: etree._Element, rest: list[etree._Element], raw: str | None
+    ) -> list[Extension]:
+        """The extension elements among the children after the core values, in document
+        order; report repeated core values and what is not read."""
+        extensions: list[Extension] = []
+        for child in rest:
+            tag = child.tag
+            if not isinstance(tag, str):
+                if isinstance(child, etree._Entity):
+                    self.add(
+                        "SM011",
+                        f"The entity {child.text} inside <url> is never expanded; it was ignored",
+                        line=self.line(el),
+                        loc=raw,
+                    )
+                continue
+            name = self.core.get(tag)
+            if name is not None:
+                self.add(
+                    "SM103" if name == "loc" else "SM104",
+                    f"<url> has more than one <{name}>; the first one was used",
+                    line=self.line(child),
+                    loc=raw,
+                )
+            elif tag != self.tag:  # a nested <url> was reported when it ended
+                ext = self.extensions.classify(child, tag, raw)
+                if ext is not None:
+                    extensions.append(ext)
+        return extensions
+
+    def _checked(self, el: etree._Element, values: _Values, raw: str | None) -> Url | None:
+        """The Url of the core values, through the model's checks (findings for each)."""
+        loc_value = values.get("loc")
+        if loc_value is None:
+            self.add("SM103", "<url> has no <loc>; entry skipped", line=self.line(el))
+            return None
+        text, line = loc_value
+        if text is None:
+            return None
+        if not text:
+            self.add("SM111", "Empty <loc>; entry skipped", line=line)
+            return None
+        loc = absolute(self.doc, text, line, raw, "loc")
+        if loc is None:
+            return None
+        kw, lines = self._optional_values(values, raw)
+        while True:
+            try:
+                return Url(loc, **kw)  # type: ignore[arg-type]
+            except InvalidValue as exc:
+                if exc.field == "loc":
+                    self.add(
+                        loc_rule(loc),
+                        f"Invalid <loc>: {exc.detail}. Entry skipped",
+                        line=line,
+                        loc=raw,
+                    )
+                    return None
+                rule = {"lastmod": "SM301", "changefreq": "SM401"}.get(exc.field, "SM402")
+                self.add(
+                    rule,
+                    f"Invalid <{exc.field}>: {exc.detail}. The value was ignored",
+                    line=lines.get(exc.field),
+                    loc=raw,
+                )
+                kw.pop(exc.field)
+
+    def _optional_values(
+        self, values: _Values, raw: str | None
+    ) -> tuple[dict[str, str], dict[str, int | None]]:
+        """lastmod, changefreq and priority as the model takes them, with their lines."""
+        kw: dict[str, str] = {}
+        lines: dict[str, int | None] = {}
+        for name in ("lastmod", "changefreq", "priority"):
+            item = values.get(name)
+            if item is None or item[0] is None:
+                continue
+            text: str | None = item[0]
+            lines[name] = item[1]
+            if name == "lastmod" and text:
+                if WRITER_FORM.fullmatch(text) is None:  # else the model surely accepts it
+                    text = date(self.doc, text, "lastmod", lines[name], raw)
+            elif name == "priority" and text:
+                text = lexical(self.doc, "priority", text, lines[name], raw)
+            elif not text:
+                self.add(
+                    "SM111", f"Empty <{name}>; the value was ignored", line=lines[name], loc=raw
+                )
+                text = None
+            if text is not None:
+                kw[name] = text
+        return kw, lines
+
+
+class SitemapEntries(Entries):
+    """The ``<sitemap>`` entries of a ``<sitemapindex>``."""
+
+    kind = "sitemapindex"
+
+    def __init__(self, doc: Document, root: etree._Element, ns: str) -> None:
+        _namespace(doc, root, ns, "sitemapindex")
+        super().__init__(doc, q(ns, "sitemap"), ns)
+        self.t_loc, self.t_lastmod = q(ns, "loc"), q(ns, "lastmod")
+        self.core = {self.t_loc: "loc", self.t_lastmod: "lastmod"}
+
+    def entry(self, el: etree._Element) -> None:
+        if self.doc.fast:
+            t_loc, t_lastmod = self.t_loc, self.t_lastmod
+            loc = lastmod = None
+            n = 0
+            for n, child in enumerate(el, 1):  # noqa: B007 (n is read after the loop)
+                if len(child):
+                    break
+                tag = child.tag
+                if tag == t_loc:
+                    loc = child.text
+                elif tag == t_lastmod:
+                    lastmod = child.text
+                else:
+                    break
+            else:
+                if loc is not None and n == 1 + (lastmod is not None):
+                    ref = fast_ref(loc, lastmod)
+                    if ref is not None:
+                        self.doc.out.append(ref)
+                        return
+        self._read_full(el)
+
+    def _values(self, el: etree._Element, raw: str | None) -> _Values:
+        """The loc and lastmod children (the first of each), reporting the others."""
+        values: _Values = {}
+        for child in el:
+            tag = child.tag
+            if not isinstance(tag, str):
+                continue
+            name = self.core.get(tag)
+            line = self.line(child)
+            if name is None:
+                ns, local = split(tag)
+                if ns == self.core_ns:
+                    self.add(
+                        "SM501",
+                        f"<sitemap> may hold only <loc> and <lastmod>, not "
+                        f"<{local}>; it was ignored",
+                        line=line,
+                        loc=raw,
+                    )
+                else:
+                    foreign(self.doc, ns, line, raw, index=True)
+            elif name in values:
+                self.add(
+                    "SM501",
+                    f"<sitemap> has more than one <{name}>; the first one was used",
+                    line=line,
+                    loc=raw,
+                )
+            else:
+                values[name] = (value(self.doc, child, raw), line)
+        return values
+
+    def _read_full(self, el: etree._Element) -> None:
+        raw = peek(el, self.t_loc)
+        values = self._values(el, raw)
+        loc_value = values.get("loc")
+        if loc_value is None:
+            self.add("SM501", "<sitemap> has no <loc>; entry skipped", line=self.line(el))
+            return
+        text, line = loc_value
+        if text is None:
+            return
+        if not text:
+            self.add("SM111", "Empty <loc>; entry skipped", line=line)
+            return
+        loc = absolute(self.doc, text, line, raw, "loc")
+        if loc is None:
+            return
+        lastmod = None
+        item = values.get("lastmod")
+        if item is not None and item[0] is not None:
+            lastmod = date(self.doc, item[0], "lastmod", item[1], raw)
+        try:
+            self.doc.out.append(SitemapRef(loc, lastmod))
+        except InvalidValue as exc:
+            self.add(
+                loc_rule(loc), f"Invalid <loc>: {exc.detail}. Entry skipped", line=line, loc=raw
+            )

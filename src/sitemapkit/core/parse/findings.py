@@ -1,0 +1,102 @@
+"""core.parse: the findings of one document: severities, the cap per rule, strict mode. Pure.
+
+Every reader reports through :meth:`Findings.add`. A rule's severity is the catalogue's
+(:func:`sitemapkit.core.rules.severity`); a reader that needs another one for its context says
+so at the call site. A hostile document can hold millions of bad entries, so each rule lists
+its first ``cap`` findings and counts the rest. In strict mode the first error-severity finding
+raises :class:`~sitemapkit.errors.ParseError` instead of being only recorded.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from ...errors import ParseError, UnsafeXMLError
+from ..finding import Finding, Severity
+from ..rules import severity as catalogue_severity
+
+__all__ = ["REPORTED", "Findings"]
+
+#: The rules this reader reports (spec/RULES.md "checked by parse"); tests/core/test_parse.py
+#: checks it against the rule ids written in this package, tests/lint/test_rules.py against
+#: the catalogue.
+# fmt: off
+REPORTED: Final = frozenset((
+    "SM001", "SM002", "SM003", "SM004", "SM005", "SM006", "SM007", "SM008",
+    "SM009", "SM010", "SM011", "SM101", "SM102", "SM103", "SM104", "SM106",
+    "SM107", "SM110", "SM111", "SM201", "SM202", "SM203", "SM204", "SM301",
+    "SM302", "SM304", "SM401", "SM402", "SM501", "SM503",
+    "IMG601", "IMG602", "IMG603", "IMG605",
+    "VID701", "VID702", "VID703", "VID704", "VID705", "VID707", "VID708", "VID709",
+    "VID710", "VID712", "VID713", "VID714", "VID715", "VID716", "VID717",
+    "NEWS801", "NEWS802", "NEWS803", "NEWS804", "NEWS805", "NEWS807", "NEWS808",
+    "HRE901", "HRE902", "HRE903",
+))
+# fmt: on
+
+#: Keys :meth:`Findings.once` remembers (one per unknown namespace, at most): beyond them a
+#: document of random namespaces is not worth a finding each.
+_MAX_ONCE: Final = 100
+
+
+class Findings:
+    """The findings of one document, in the order they were made (``items``)."""
+
+    __slots__ = ("_counts", "_seen", "cap", "items", "source", "strict")
+
+    def __init__(self, source: str | None, *, strict: bool, cap: int) -> None:
+        self.source = source
+        self.strict = strict
+        #: Findings listed per rule (0: all).
+        self.cap = cap
+        self.items: list[Finding] = []
+        self._counts: dict[str, int] = {}
+        self._seen: set[str] = set()
+
+    def add(
+        self,
+        rule: str,
+        message: str,
+        *,
+        line: int | None = None,
+        column: int | None = None,
+        loc: str | None = None,
+        severity: Severity | None = None,
+        fatal: bool | None = None,
+    ) -> None:
+        """Record a finding of ``rule``; raise when it is ``fatal`` (by default: an error in
+        strict mode)."""
+        sev = severity or catalogue_severity(rule)
+        n = self._counts[rule] = self._counts.get(rule, 0) + 1
+        if not self.cap or n <= self.cap:
+            self.items.append(Finding(rule, sev, message, self.source, line, column, loc))
+        if fatal if fatal is not None else (self.strict and sev == "error"):
+            cls = UnsafeXMLError if rule == "SM011" else ParseError
+            raise cls(f"{message} [{rule}]", where=self.source, line=line, column=column)
+
+    def once(self, key: str) -> bool:
+        """True the first time ``key`` is seen (caps repeated per-document findings)."""
+        if key in self._seen or len(self._seen) >= _MAX_ONCE:
+            return False
+        self._seen.add(key)
+        return True
+
+    @property
+    def unlisted(self) -> dict[str, int]:
+        """Findings per rule beyond the cap, not in ``items``."""
+        cap = self.cap
+        return {r: n - cap for r, n in self._counts.items() if cap and n > cap}
+
+    def summarize(self) -> None:
+        """Count the unlisted findings of each rule in one last finding of that rule."""
+        cap = self.cap
+        for rule, n in self.unlisted.items():
+            self.items.append(
+                Finding(
+                    rule,
+                    catalogue_severity(rule),
+                    f"{n:,} more {rule} findings in this document are not listed "
+                    f"(at most {cap:,} per rule)",
+                    self.source,
+                )
+            )

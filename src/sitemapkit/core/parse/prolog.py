@@ -1,0 +1,231 @@
+"""core.parse: the start of a document: its format, and the problems of its prolog. Pure.
+
+Plain bytes come in until the format shows: a byte order mark and white space are skipped
+(and reported), an HTML page is refused (SM005), anything that does not start with ``<`` is
+a text sitemap, and XML is fed to a sniffing parser until its root element starts. Then the
+prolog is checked (SM001, SM003, SM010, SM011) and an :class:`Opening` says how the body
+starts; the root element decides its kind (:func:`kind_of`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import Final, NamedTuple
+
+from lxml import etree
+
+from ..namespace import ATOM03_NS, ATOM_NS, SITEMAP_NS
+from .document import Document, Kind
+from .tree import pull_parser, split, tag_of
+
+__all__ = ["Opening", "Prolog", "kind_of", "xml_encoding"]
+
+_SNIFF_STEP: Final = 4_096  # bytes per feed while looking for the root element
+_BOM: Final = b"\xef\xbb\xbf"
+_UTF16: Final = (b"\xff\xfe", b"\xfe\xff")
+_SPACE: Final = b" \t\r\n"
+_HTML_START: Final = re.compile(rb"<!doctype\s+html|<html[\s>]", re.IGNORECASE)
+_XML_DECL: Final = re.compile(
+    rb"<\?xml\s+version\s*=\s*[\"'][^\"']*[\"']"
+    rb"(?:\s+encoding\s*=\s*[\"']([A-Za-z][A-Za-z0-9._-]*)[\"'])?"
+)
+_HTML: Final = "The document is an HTML page, not a sitemap; submit the sitemap's own URL"
+
+
+class Opening(NamedTuple):
+    """How the body of a document starts: as XML with its ``root`` element (``None`` when
+    the prolog is broken: the XML reader reports it) and the ``head`` bytes read to find
+    it, or as text; ``data`` is the body from its first byte."""
+
+    xml: bool
+    root: etree._Element | None
+    head: bytes
+    data: bytes
+
+
+def xml_encoding(head: bytes) -> bytes | None:
+    """The encoding the XML declaration at the start of ``head`` names, if any."""
+    m = _XML_DECL.match(head)
+    return m.group(1) if m is not None else None
+
+
+class Prolog:
+    """Reads the bytes before the body: feed them until an :class:`Opening` comes back."""
+
+    def __init__(self, doc: Document) -> None:
+        self._doc = doc
+        self._add = doc.findings.add
+        self._pre = b""
+        self._bom_checked = False
+        self._ws = False  # white space came before the first markup
+        self._head: list[bytes] = []
+        self._sniff: etree.XMLPullParser | None = None
+
+    def feed(self, data: bytes, final: bool = False) -> Opening | None:
+        """Read on; ``final``: no more bytes will come."""
+        if self._sniff is not None:
+            return self._feed_head(data)
+        return self._feed_pre(data, final)
+
+    def close(self, seen: bool) -> Opening | None:
+        """The bytes ended in the prolog: an XML document opens with what was read, an
+        empty one (``seen``: it had bytes, all white space) is reported (SM004)."""
+        sniff = self._sniff
+        if sniff is None:
+            self._add(
+                "SM004",
+                "The document is empty; a sitemap holds at least its root element",
+                line=self._doc.line_off + 1 if seen else None,
+            )
+            return None
+        root = None
+        with contextlib.suppress(etree.XMLSyntaxError):
+            sniff.close()
+        for _event, el in sniff.read_events():
+            root = el
+            break
+        return self._open(root, b"")
+
+    def _feed_pre(self, data: bytes, final: bool) -> Opening | None:
+        buf = self._pre + data
+        if not self._bom_checked:
+            if len(buf) < 3 and _BOM.startswith(buf) and not final:
+                self._pre = buf
+                return None
+            self._bom_checked = True
+            if buf.startswith(_BOM):
+                buf = buf[3:]
+                self._add(
+                    "SM002",
+                    "The document starts with a UTF-8 byte order mark; writers should not emit one",
+                    line=1,
+                )
+            elif buf[:2] in _UTF16:
+                self._add("SM001", "The document is UTF-16 encoded; sitemaps must be UTF-8", line=1)
+                return self._start_xml(buf)
+        rest = buf.lstrip(_SPACE)
+        if len(rest) < len(buf):
+            self._skip_space(buf[: len(buf) - len(rest)])
+        if not rest or (rest[:1] == b"<" and len(rest) < 16 and not final):
+            self._pre = rest
+            return None
+        self._pre = b""
+        if rest[:1] != b"<":
+            return Opening(False, None, b"", rest)
+        if _HTML_START.match(rest):
+            self._add("SM005", _HTML, line=self._doc.line_off + 1, fatal=True)
+        return self._start_xml(rest)
+
+    def _skip_space(self, space: bytes) -> None:
+        doc = self._doc
+        self._ws = True
+        breaks = max(space.count(b"\n"), space.count(b"\r"))
+        if breaks:
+            doc.line_off += breaks
+            doc.col_off = len(space) - max(space.rfind(b"\n"), space.rfind(b"\r")) - 1
+        else:
+            doc.col_off += len(space)
+
+    def _start_xml(self, data: bytes) -> Opening | None:
+        self._sniff = pull_parser(("start",), None)
+        return self._feed_head(data)
+
+    def _feed_head(self, data: bytes) -> Opening | None:
+        sniff = self._sniff
+        assert sniff is not None
+        for i in range(0, len(data), _SNIFF_STEP):
+            piece = data[i : i + _SNIFF_STEP]
+            self._head.append(piece)
+            root: etree._Element | None = None
+            failed = False
+            try:
+                sniff.feed(piece)
+            except etree.XMLSyntaxError:
+                failed = True
+            for _event, el in sniff.read_events():
+                root = el
+                break
+            if root is not None or failed:
+                return self._open(root, data[i + _SNIFF_STEP :])
+        return None
+
+    def _open(self, root: etree._Element | None, rest: bytes) -> Opening:
+        head = b"".join(self._head)
+        self._head = []
+        self._sniff = None
+        if root is not None:
+            if split(tag_of(root))[1].lower() == "html":
+                self._add("SM005", _HTML, line=self._doc.line(root), fatal=True)
+            self._check(root, head)
+        return Opening(True, root, head, head + rest)
+
+    def _check(self, root: etree._Element, head: bytes) -> None:
+        """Report the problems of the prolog: white space first, no or a wrong declaration,
+        a DOCTYPE."""
+        doc = self._doc
+        has_decl = head.startswith(b"<?xml")
+        if self._ws:
+            if has_decl:
+                self._add(
+                    "SM003",
+                    "Whitespace precedes the XML declaration; '<?xml' must "
+                    "be the first bytes of the file",
+                    line=1,
+                )
+            else:
+                self._add(
+                    "SM003",
+                    "Whitespace precedes the root element; start the file with the XML declaration",
+                    line=1,
+                    severity="warning",  # no declaration to displace: only the style is off
+                )
+        if not has_decl:
+            if head[:2] not in _UTF16:
+                self._add(
+                    "SM010",
+                    "The document has no XML declaration; start it with "
+                    '<?xml version="1.0" encoding="UTF-8"?>',
+                    line=doc.line_off + 1,
+                )
+        else:
+            enc = xml_encoding(head)
+            if enc is not None and enc.lower() not in (b"utf-8", b"utf8"):
+                self._add(
+                    "SM001",
+                    f"The XML declaration says encoding={enc.decode()!r}; "
+                    "sitemaps must be UTF-8 encoded",
+                    line=doc.line_off + 1,
+                )
+        info = root.getroottree().docinfo
+        if info.doctype or info.internalDTD is not None:
+            at = head.find(b"<!DOCTYPE")
+            line = head.count(b"\n", 0, at) + 1 + doc.line_off if at >= 0 else None
+            self._add(
+                "SM011",
+                "The document has a DOCTYPE; sitemaps never need one. Entities "
+                "are not expanded and no DTD is loaded",
+                line=line,
+                fatal=doc.findings.strict,  # a warning, yet strict refuses any DTD outright
+            )
+
+
+def kind_of(doc: Document, root: etree._Element) -> Kind:
+    """The kind of document a root element starts; an unsupported one raises (SM101)."""
+    ns, local = split(tag_of(root))
+    if local in ("urlset", "sitemapindex"):
+        return "urlset" if local == "urlset" else "sitemapindex"
+    if local == "rss" and not ns:
+        return "rss"
+    if local == "feed" and ns in (ATOM_NS, ATOM03_NS):
+        return "atom"
+    doc.findings.add(
+        "SM101",
+        f"Unsupported root element <{local}>"
+        + (f" in namespace {ns!r}" if ns else "")
+        + "; a sitemap's root is <urlset> or <sitemapindex> in namespace "
+        f"{SITEMAP_NS!r} (RSS 2.0 and Atom feeds are read too)",
+        line=doc.line(root),
+        fatal=True,
+    )
+    raise AssertionError("a fatal finding raises")  # pragma: no cover
