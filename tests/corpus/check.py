@@ -1,6 +1,6 @@
 """Read every case of the corpus with ``sitemapkit read`` and compare with cases.tsv.
 
-    python tests/corpus/check.py [--sitemapkit PATH] [--only ID_OR_PREFIX ...] [-v]
+    python tests/corpus/check.py [--sitemapkit PATH] [--only ID_OR_PREFIX ...] [--serve] [-v]
 
 Not a pytest module (no ``test_`` name): a report of how the reader does on the
 corpus. Per row it runs::
@@ -17,19 +17,30 @@ dotted path into the JSON record (``news.publication.language``,
 ``alternates.0.href``). One line per failing case, a summary per class (the
 note's prefix before ``:``), and ``N of M cases read correctly``. Exit status 0
 when every case passes, else 1.
+
+With ``--serve`` the site rows are read over HTTP instead: each site folder is
+served on 127.0.0.1 (a missing file is a 404), its origin in every body rewritten
+to the local one, and the target is the served URL (a robots.txt URL, an index URL
+or the site root) on that origin.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import json
 import re
 import subprocess
 import sys
+import threading
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
@@ -66,14 +77,64 @@ def same(value: Any, op: str, expected: str) -> bool:
     return str(value) == expected
 
 
-def run_case(sk: str, row: dict[str, str]) -> list[str]:
+@contextmanager
+def serve(folder: Path, origin: str) -> Iterator[str]:
+    """Serve ``folder`` on 127.0.0.1 with ``origin`` rewritten to the local origin."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            rel = urlsplit(self.path).path.lstrip("/")
+            path = (folder / rel).resolve()
+            if not rel or not path.is_file() or folder.resolve() not in path.parents:
+                self.send_error(404)
+                return
+            body = path.read_bytes()
+            gz = body[:2] == b"\x1f\x8b"
+            if gz:
+                body = gzip.decompress(body)
+            body = body.replace(origin.encode(), local.encode())
+            if gz:
+                body = gzip.compress(body, mtime=0)
+            self.send_response(200)
+            ctype = "text/plain" if path.suffix == ".txt" else "application/xml"
+            self.send_header("Content-Type", "application/gzip" if gz else ctype)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    local = f"http://127.0.0.1:{server.server_address[1]}"
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield local
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def run_case(sk: str, row: dict[str, str], served: bool = False) -> list[str]:
     """The differences between what the reader gave and the row (empty: correct)."""
     path = HERE / row["file"]
     if not path.exists():
         return [f"missing fixture {row['file']} (run make_gz.py)"]
-    cmd = [sk, "read", str(path), "--format", "jsonl"]
+    if served and row["file"].startswith("sites/"):
+        parts = urlsplit(row["served_url"])
+        origin = f"{parts.scheme}://{parts.netloc}"
+        with serve(HERE / "sites" / Path(row["file"]).parts[1], origin) as local:
+            moved = {k: v.replace(origin, local) for k, v in row.items()}
+            return compare(sk, [moved["served_url"]], moved)
+    target = [str(path)]
     if row["served_url"]:
-        cmd += ["--published-at", row["served_url"]]
+        target += ["--published-at", row["served_url"]]
+    return compare(sk, target, row)
+
+
+def compare(sk: str, target: list[str], row: dict[str, str]) -> list[str]:
+    cmd = [sk, "read", *target, "--format", "jsonl"]
     if row["kind"] == "sitemap":
         cmd.append("--no-follow")
     try:
@@ -118,6 +179,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sitemapkit", default=str(REPO / ".venv" / "bin" / "sitemapkit"))
     parser.add_argument("--only", nargs="*", default=[], help="case ids or id prefixes")
+    parser.add_argument("--serve", action="store_true", help="read sites over HTTP")
     parser.add_argument("-v", "--verbose", action="store_true", help="also list passing cases")
     args = parser.parse_args()
 
@@ -131,7 +193,7 @@ def main() -> int:
     for row in rows:
         cls = row["note"].split(":", 1)[0]
         total[cls] += 1
-        problems = run_case(args.sitemapkit, row)
+        problems = run_case(args.sitemapkit, row, served=args.serve)
         if problems:
             print(f"FAIL {row['id']} [{cls}]: " + "; ".join(problems))
         else:
