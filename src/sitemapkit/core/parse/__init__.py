@@ -56,7 +56,3 @@ __all__ = [
     "iter_parse",
     "parse_bytes",
 ]
-
-#: The rules the reader reports, under the name tests/lint/test_rules.py reads (it was the
-#: reader's severity table; severities now come from the catalogue, core.rules.severity).
-_SEVERITY = REPORTED
