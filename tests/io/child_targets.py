@@ -6,10 +6,12 @@ import os
 import time
 
 from sitemapkit import errors
-from sitemapkit.io.child import serve
+from sitemapkit.io.child import Bulk, serve
 
 
 def _handle(request: object) -> object:
+    if isinstance(request, Bulk):
+        return (request.request, len(request.data), request.data[-3:])
     assert isinstance(request, tuple)
     op, *args = request
     if op == "echo":

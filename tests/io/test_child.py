@@ -55,6 +55,8 @@ def test_large_frames_and_stray_prints(child: Child) -> None:
     big = bytes(range(256)) * (96 << 10)  # 24 MiB
     assert child.request(("echo", big)) == big
     assert child.request(("print", [1, 2])) == [1, 2]
+    child.send_bulk("tag", big)  # the bytes travel beside the request, not pickled
+    assert child.receive() == ("tag", len(big), big[-3:])
 
 
 def test_a_child_that_dies_raises_child_gone(child: Child) -> None:

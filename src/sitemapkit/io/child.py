@@ -14,10 +14,11 @@ with the folder holding ``sitemapkit`` put first on ``PYTHONPATH``. Why not the 
 The writer's parallel path (``io/sources``) forks on purpose, a speed choice its owner makes:
 the children inherit the parsed input instead of receiving it by pipe, and the fork happens
 before that process starts any thread. It is not built on this helper; moving onto it means
-sending the work by frames (``send_bytes`` carries large payloads without a pickled copy).
+sending the work by frames (a :class:`Bulk` request carries large bytes without a pickled
+copy, as validation's tree process needs).
 
 **Framing.** Both pipes carry frames: an 8-byte big-endian length, then a pickle (or raw
-bytes, for :meth:`Channel.send_bytes`). Pickle is safe because both ends are this package,
+bytes, the ``data`` of a :class:`Bulk` request). Pickle is safe because both ends are this package,
 started by this process. The child's ``stdout`` is the channel; its file descriptor 1 is
 pointed at ``stderr``, so that a stray ``print`` cannot corrupt a frame.
 
@@ -46,14 +47,15 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import TracebackType
 from typing import IO, Any, Final
 
 from .. import errors
 from ..errors import SitemapError
+from .resource import Closeable
 
 __all__ = [
     "AsyncChild",
+    "Bulk",
     "Channel",
     "Child",
     "ChildError",
@@ -112,6 +114,18 @@ class ErrorRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class Bulk:
+    """A request with large bytes that travel as a raw frame after it, never pickled.
+
+    :meth:`Child.send_bulk` sends it; :func:`serve` hands the handler a ``Bulk`` whose
+    ``data`` holds those bytes.
+    """
+
+    request: object
+    data: bytes = b""
+
+
+@dataclass(frozen=True, slots=True)
 class Crash:
     """Any other exception of the child's handler: its ``repr`` and traceback text."""
 
@@ -157,6 +171,8 @@ def serve(handle: Callable[[Any], object]) -> None:  # pragma: no cover - in the
     while True:
         try:
             request = channel.receive()
+            if isinstance(request, Bulk):
+                request = Bulk(request.request, channel.receive_bytes())
         except EOFError:
             return
         reply: object
@@ -184,11 +200,12 @@ def _unwrap(reply: object) -> object:
     return reply
 
 
-class Child:
+class Child(Closeable):
     """A child process answering requests one at a time (blocking), for synchronous code.
 
     ``target`` is ``"package.module:function"``; the function calls :func:`serve`.
     :meth:`request` sends a value and returns the reply (raising what the child raised).
+    Leaving a ``with`` block closes it (kills it when the block raised).
     """
 
     def __init__(self, target: str, *, name: str = "the child process") -> None:
@@ -204,8 +221,10 @@ class Child:
         except (BrokenPipeError, ConnectionError):
             raise self._gone() from None
 
-    def send_bytes(self, data: bytes) -> None:
+    def send_bulk(self, request: object, data: bytes) -> None:
+        """Send ``request`` with ``data`` beside it (see :class:`Bulk`)."""
         try:
+            self._channel.send(Bulk(request))
             self._channel.send_bytes(data)
         except (BrokenPipeError, ConnectionError):
             raise self._gone() from None
@@ -246,19 +265,8 @@ class Child:
         self.proc.kill()
         self.close(0)
 
-    def __enter__(self) -> Child:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is None:
-            self.close()
-        else:
-            self.kill()
+    def _close_after_error(self) -> None:
+        self.kill()  # the with block failed: the child's work is not wanted
 
 
 Gone = Callable[[int | None], BaseException]

@@ -76,7 +76,7 @@ from ..core.probe import (
 from ..core.robots import MAX_ROBOTS_BYTES, robots_url
 from ..errors import SitemapError
 from .fetch import USER_AGENT, ContentDecoder
-from .http import describe, retry_after_seconds
+from .http import describe, new_client, retry_after_seconds
 from .resource import AsyncCloseable, Closeable
 
 __all__ = [
@@ -213,15 +213,10 @@ class UrlChecker(AsyncCloseable):
     def __init__(self, options: CheckOptions, *, client: httpx.AsyncClient | None = None) -> None:
         self.options = options
         self._own_client = client is None
-        self.client = client or httpx.AsyncClient(
+        self.client = client or new_client(
             headers={"User-Agent": options.user_agent},
-            timeout=httpx.Timeout(options.timeout, pool=None),
-            limits=httpx.Limits(
-                max_connections=options.concurrency,
-                max_keepalive_connections=options.concurrency,
-            ),
-            follow_redirects=False,
-            trust_env=True,
+            timeout=options.timeout,
+            concurrency=options.concurrency,
         )
         self.started = 0
         self.remembered = 0

@@ -16,8 +16,6 @@ import itertools
 from collections.abc import AsyncGenerator, AsyncIterator, Generator, Iterator, Sequence
 from typing import Final, NamedTuple, Unpack
 
-import httpx
-
 from ...core.discovery import DiscoveryFlow, SitemapTree
 from ...core.parse import Record
 from ..resource import AsyncCloseable, Closeable
@@ -48,11 +46,11 @@ _sourced = functools.partial(tuple.__new__, Sourced)
 
 
 async def _batches(
-    flow: DiscoveryFlow, opts: FetchOptions, client: httpx.AsyncClient | None, keep: bool
+    flow: DiscoveryFlow, opts: FetchOptions, keep: bool
 ) -> AsyncGenerator[Batch, None]:
     """Run a crawl; yield ``(sitemap_url, records)`` batches as they are parsed."""
     out: asyncio.Queue[Batch | None] | None = asyncio.Queue(_QUEUE) if keep else None
-    runner = Runner(flow, opts, out, client)
+    runner = Runner(flow, opts, out)
     try:
         if out is None:
             await runner.run()
@@ -105,7 +103,7 @@ class RecordStream(AsyncCloseable):
     def __init__(self, target: str, options: FetchOptions) -> None:
         flow = options.flow(target)
         self.tree: SitemapTree = flow.tree
-        self._batches = _batches(flow, options, options.client, keep=True)
+        self._batches = _batches(flow, options, keep=True)
         self._batch: Sequence[Record] = []
         self._source = ""
         self._index = 0
@@ -159,7 +157,7 @@ class RecordIterator(Closeable):
     @staticmethod
     def _batches(flow: DiscoveryFlow, opts: FetchOptions) -> Generator[Batch, None, None]:
         loop = asyncio.new_event_loop()
-        gen = _batches(flow, opts, None, keep=True)
+        gen = _batches(flow, opts, keep=True)
         try:
             while True:
                 try:
@@ -215,7 +213,7 @@ async def discover(target: str, **options: Unpack[FetchKeywords]) -> SitemapTree
     """
     opts = FetchOptions(**options)
     flow = opts.flow(target)
-    async for _ in _batches(flow, opts, opts.client, keep=False):
+    async for _ in _batches(flow, opts, keep=False):
         pass  # pragma: no cover - nothing is kept
     return flow.tree
 

@@ -9,7 +9,6 @@ reads its settings from it and :meth:`FetchOptions.flow` builds the discovery fl
 from __future__ import annotations
 
 import dataclasses
-import importlib.metadata
 import os
 import sys
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from ...core.discovery import (
 )
 from ...core.finding import Finding
 from ...core.parse import DEFAULT_MAX_BYTES
+from ..http import version
 
 if TYPE_CHECKING:
     import httpx
@@ -43,14 +43,7 @@ __all__ = [
 ]
 
 
-def _version() -> str:
-    try:
-        return importlib.metadata.version("sitemapkit")
-    except importlib.metadata.PackageNotFoundError:  # running from a source tree
-        return "0"
-
-
-USER_AGENT: Final = f"sitemapkit/{_version()} (+https://github.com/sitemapkit)"
+USER_AGENT: Final = f"sitemapkit/{version()} (+https://github.com/sitemapkit)"
 DEFAULT_CONCURRENCY: Final = 8
 DEFAULT_PER_HOST: Final = 2
 DEFAULT_TIMEOUT: Final = 30.0

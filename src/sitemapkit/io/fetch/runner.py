@@ -31,7 +31,7 @@ from ...core.discovery import DiscoveryFlow, FetchRequest, FetchResponse
 from ...core.model import SitemapRef
 from ...core.parse import Record
 from ...errors import FetchError, SitemapError
-from ..http import describe, retry_after_seconds
+from ..http import describe, new_client, retry_after_seconds
 from .cache import Cache, CacheEntry
 from .decode import ContentDecoder
 from .document import Document, Emit, LocalDocument, RemoteDocument, RobotsBody
@@ -62,31 +62,31 @@ def _host_key(url: str) -> str:
 
 
 class Runner:
-    """Drives one DiscoveryFlow with one httpx client."""
+    """Drives one DiscoveryFlow with one httpx client (``opts.client``, or its own).
+
+    Records go to ``out`` as ``(sitemap_url, records)`` batches; with ``out=None`` they
+    are counted by the flow and dropped (``discover``).
+    """
 
     def __init__(
         self,
         flow: DiscoveryFlow,
         opts: FetchOptions,
         out: asyncio.Queue[Batch | None] | None,
-        client: httpx.AsyncClient | None,
     ) -> None:
         self.flow = flow
         self.opts = opts
         self.out = out
+        client = opts.client
         self._own_client = client is None
-        self.client = client or httpx.AsyncClient(
+        self.client = client or new_client(
             headers={
                 "User-Agent": opts.user_agent,
                 "Accept": _ACCEPT,
                 "Accept-Encoding": "gzip, deflate",
             },
-            timeout=httpx.Timeout(opts.timeout, pool=None),
-            limits=httpx.Limits(
-                max_connections=opts.concurrency, max_keepalive_connections=opts.concurrency
-            ),
-            follow_redirects=False,
-            trust_env=True,
+            timeout=opts.timeout,
+            concurrency=opts.concurrency,
         )
         self.cache = Cache(opts.cache_path) if opts.cache_path is not None else None
         workers = opts.parser_workers
