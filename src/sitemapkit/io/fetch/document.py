@@ -12,13 +12,13 @@ import asyncio
 import contextlib
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import Any, Final
+from typing import Final
 
 from ...core.finding import Finding
-from ...core.parse import Kind, Record, SitemapParser
+from ...core.parse import Kind, Record
 from ...errors import SitemapError
 from ..child import ChildError
-from .worker import Abort, Close, Feed, Open, Parsed, Worker
+from .worker import Abort, Close, Feed, Open, Parsed, ParserArgs, Worker
 
 __all__ = ["SLICE", "Document", "Emit", "LocalDocument", "RemoteDocument", "RobotsBody"]
 
@@ -60,10 +60,12 @@ def _slices(data: bytes) -> Iterator[bytes]:
 
 
 class LocalDocument(Document):
-    def __init__(self, emit: Emit, **kwargs: Any) -> None:
+    """A document parsed in this process."""
+
+    def __init__(self, emit: Emit, args: ParserArgs) -> None:
         super().__init__()
         self._emit = emit
-        self._parser = SitemapParser(**kwargs)
+        self._parser = args.parser()
         self.findings = self._parser.findings
 
     def _sync(self) -> None:
@@ -95,7 +97,7 @@ class RemoteDocument(Document):
     """A document parsed in a worker, with at most ``_WINDOW`` feeds unanswered."""
 
     def __init__(
-        self, emit: Emit, worker: Worker, doc: int, kwargs: dict[str, Any], keep_urls: bool
+        self, emit: Emit, worker: Worker, doc: int, args: ParserArgs, keep_urls: bool
     ) -> None:
         super().__init__()
         self._emit = emit
@@ -104,7 +106,7 @@ class RemoteDocument(Document):
         self._inflight: deque[asyncio.Future[object]] = deque()
         self._failed = False
         self._released = False
-        self._inflight.append(worker.send(Open(doc, kwargs, keep_urls)))
+        self._inflight.append(worker.send(Open(doc, args, keep_urls)))
 
     async def _settle(self, fut: asyncio.Future[object]) -> None:
         reply = await fut

@@ -22,7 +22,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Final
 from urllib.parse import urlsplit
 
 import httpx
@@ -37,7 +37,7 @@ from .decode import ContentDecoder
 from .document import Document, Emit, LocalDocument, RemoteDocument, RobotsBody
 from .guard import Guard, Unresolved
 from .options import FetchOptions
-from .worker import PlainUrls, Pool
+from .worker import ParserArgs, PlainUrls, Pool
 
 __all__ = ["Runner"]
 
@@ -158,20 +158,15 @@ class Runner:
         await self.out.put((req.url, records))
 
     async def _document(self, req: FetchRequest, final_url: str, emit: Emit) -> Document:
-        kwargs: dict[str, Any] = {
-            "source": final_url,
-            "base_url": final_url,
-            "max_bytes": req.max_bytes,
-            "strict": self.opts.strict,
-        }
+        args = ParserArgs(final_url, req.max_bytes, self.opts.strict)
         if self.pool is not None and not self._parse_here and self.flow.sitemap_count >= 2:
             try:
                 worker, doc = await self.pool.acquire()
             except OSError:
                 self._parse_here = True  # no worker could be started
             else:
-                return RemoteDocument(emit, worker, doc, kwargs, self.out is not None)
-        return LocalDocument(emit, **kwargs)
+                return RemoteDocument(emit, worker, doc, args, self.out is not None)
+        return LocalDocument(emit, args)
 
     # -- one request ------------------------------------------------------------------
 

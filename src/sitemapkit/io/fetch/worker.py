@@ -20,7 +20,17 @@ from ...core.parse import Kind, Record, SitemapParser
 from ...errors import ParseError, SitemapError
 from ..child import AsyncChild, ErrorRecord, serve
 
-__all__ = ["Abort", "Close", "Feed", "Open", "Parsed", "PlainUrls", "Pool", "Worker"]
+__all__ = [
+    "Abort",
+    "Close",
+    "Feed",
+    "Open",
+    "Parsed",
+    "ParserArgs",
+    "PlainUrls",
+    "Pool",
+    "Worker",
+]
 
 _HINT = "run with workers=0 to parse in this process"
 
@@ -29,9 +39,23 @@ _HINT = "run with workers=0 to parse in this process"
 
 
 @dataclass(frozen=True, slots=True)
+class ParserArgs:
+    """What the parser of one fetched document is built from, here or in a worker."""
+
+    url: str  # the final URL: it names the document and resolves its relative locs
+    max_bytes: int
+    strict: bool
+
+    def parser(self) -> SitemapParser:
+        return SitemapParser(
+            source=self.url, base_url=self.url, max_bytes=self.max_bytes, strict=self.strict
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class Open:
     doc: int
-    parser: dict[str, Any]  # SitemapParser keyword arguments
+    args: ParserArgs
     keep_urls: bool  # False: the Url records are dropped in the worker (nobody reads them)
 
 
@@ -153,7 +177,7 @@ class _Parsers:
 
     def handle(self, request: object) -> Parsed | None:
         if isinstance(request, Open):
-            self.parsers[request.doc] = SitemapParser(**request.parser)
+            self.parsers[request.doc] = request.args.parser()
             if not request.keep_urls:
                 self.dropping.add(request.doc)
             return Parsed([], None, 0, 0)
