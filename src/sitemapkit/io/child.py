@@ -4,23 +4,26 @@
 with the folder holding ``sitemapkit`` put first on ``PYTHONPATH``. Why not the others:
 
 * *fork* copies only the calling thread. The processes that start children run threads
-  (asyncio's resolver executor, the ``ThreadPoolExecutor`` of the writer's shard files,
-  httpx's pools), so a lock another thread held at the fork stays locked for ever in the
-  child. It is unsafe here, whatever its speed.
+  (asyncio's resolver executor, the writer's background thread in ``io/files``, the
+  validator's ``ThreadPoolExecutor``), so a lock another thread held at the fork stays
+  locked for ever in the child. It is unsafe here, whatever its speed.
 * *multiprocessing "spawn"* also starts a fresh interpreter, but it imports the caller's
   ``__main__`` again: a script without an ``if __name__ == "__main__":`` guard starts itself
   once more in every child. A library must not ask its callers for that.
 
-The writer's parallel path (``io/sources``) forks on purpose, a speed choice its owner makes:
-the children inherit the parsed input instead of receiving it by pipe, and the fork happens
-before that process starts any thread. It is not built on this helper; moving onto it means
-sending the work by frames (a :class:`Bulk` request carries large bytes without a pickled
-copy, as validation's tree process needs).
+The writer's parallel path (``io/sources``) forks on purpose, a speed choice its owner
+makes: the children inherit the open input and a fresh writer instead of receiving them by
+pipe. That is sound only while the forking process runs no other thread (a fresh writer
+has not started its background thread yet), an invariant that path must keep on its own.
+It is not built on this helper; moving onto it means sending the work by frames (a
+:class:`Bulk` request carries large bytes without a pickled copy, as validation's tree
+process needs: ``Child.send_bulk((where, ctx), document)`` then ``receive()``).
 
-**Framing.** Both pipes carry frames: an 8-byte big-endian length, then a pickle (or raw
-bytes, the ``data`` of a :class:`Bulk` request). Pickle is safe because both ends are this package,
-started by this process. The child's ``stdout`` is the channel; its file descriptor 1 is
-pointed at ``stderr``, so that a stray ``print`` cannot corrupt a frame.
+**Framing.** Both pipes carry frames: an 8-byte big-endian length (a document may pass
+4 GiB), then a pickle, or raw bytes for the ``data`` of a :class:`Bulk` request. Pickle is
+safe because both ends are this package, started by this process. The child's ``stdout``
+is the channel; its file descriptor 1 is pointed at ``stderr``, so that a stray ``print``
+cannot corrupt a frame.
 
 **Errors.** :func:`serve` answers every request; a :class:`~sitemapkit.errors.SitemapError`
 raised by the handler comes back as an :class:`ErrorRecord` and is raised again in the parent
