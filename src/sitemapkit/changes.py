@@ -273,8 +273,9 @@ def diff(
     is yielded, since the unread URLs would look removed or added; ``partial=True`` diffs
     what could be read instead. ``strict=True`` stops at the first problem of any kind.
 
-    With ``parallel=True`` and two local inputs of at least ``parallel_bytes`` together,
-    the old side is read and sorted in a second process (a fresh interpreter, started by
+    With ``parallel=True`` and two local inputs of at least ``parallel_bytes`` together
+    (4 MiB: below that, starting a process costs more than it saves), the old side is read
+    and sorted in a second process (a fresh interpreter, started by
     :mod:`sitemapkit.io.child`; it does not import your main module again) while this one
     reads the new side; each process keeps its own ``max_memory`` budget.
 
