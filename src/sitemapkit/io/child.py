@@ -283,7 +283,9 @@ class AsyncChild:
     (a :class:`ChildGone` by default) and ``dead`` is true.
     """
 
-    def __init__(self, target: str, *, name: str = "the child process", gone: Gone | None = None):
+    def __init__(
+        self, target: str, *, name: str = "the child process", gone: Gone | None = None
+    ) -> None:
         self.target = target
         self.name = name
         self._make_gone = gone
