@@ -1,4 +1,4 @@
-"""io/fetch.py against real HTTP servers on 127.0.0.1 (no mocks of httpx)."""
+"""io/fetch/ against real HTTP servers on 127.0.0.1 (no mocks of httpx)."""
 
 from __future__ import annotations
 
