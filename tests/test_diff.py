@@ -352,7 +352,6 @@ def test_diff_agrees_with_a_dict_model(
 def always_parallel(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Read the old side in a child process whatever its size; list the targets it read."""
     module = importlib.import_module("sitemapkit.changes")
-    monkeypatch.setattr(module, "_PARALLEL_BYTES", 0)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     started: list[str] = []
 
@@ -377,7 +376,7 @@ def test_the_old_side_in_a_second_process_gives_the_same_diff(
     )
     work = tmp_path / "work"
     work.mkdir()
-    got, d = changes(old, new, tmpdir=work, max_memory=512, parallel=True)
+    got, d = changes(old, new, tmpdir=work, max_memory=512, parallel=True, parallel_bytes=0)
     assert always_parallel == [str(old)]
     seq, d_seq = changes(old, new)
     assert always_parallel == [str(old)]
@@ -400,6 +399,6 @@ def test_an_error_in_the_second_process_keeps_its_details(
     index.write_bytes(sk.dumps([sk.SitemapRef(BASE + "missing.xml")]))
     new = write(tmp_path / "new.xml", [sk.Url(BASE + "a")])
     with pytest.raises(sk.InputError, match="not a file beside it") as info:
-        changes(index, new, parallel=True)
+        changes(index, new, parallel=True, parallel_bytes=0)
     assert info.value.where == str(index) and info.value.hint
     assert always_parallel == [str(index)]

@@ -14,21 +14,21 @@ writer keeps it); the others are counted in the summary's ``*_duplicates``.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import shutil
 import tempfile
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Final, Literal
 from urllib.parse import unquote, urlsplit
 
+from .core.finding import Finding
 from .core.model import SitemapRef, Url
-from .errors import FetchError, InputError, LimitError, ParseError, SitemapError, UnsafeXMLError
+from .errors import FetchError, InputError, ParseError, SitemapError
+from .io.child import Child, ChildError, ErrorRecord, serve
 from .io.extsort import DEFAULT_MAX_BYTES, ExternalSorter, merge_runs
+from .io.resource import Closeable
 from .reader import ReadReport, read, read_file
 
 __all__ = ["Change", "Diff", "DiffSummary", "canonical_json", "diff", "iter_urls"]
@@ -43,6 +43,8 @@ _SITEMAP_SUFFIXES: Final = (".xml", ".xml.gz", ".txt", ".txt.gz")
 #: well-formed, SM005 HTML, SM007 bad compression, SM012 fetch failed). Its URLs would show
 #: as removed or added, so such a side is refused unless ``partial=True``.
 _INCOMPLETE: Final = frozenset(["SM004", "SM005", "SM007", "SM012"])
+#: Below this many input bytes both sides are read here: a process takes ~0.3 s to start.
+PARALLEL_BYTES: Final = 4 << 20
 _SEQ: Final = 10  # hex digits of the sequence number: first occurrence of a loc wins
 #: The record shape of ``Url.to_record`` with every field absent.
 _EMPTY: Final[dict[str, Any]] = {
@@ -119,7 +121,7 @@ class DiffSummary:
         return text + (f"; {', '.join(dups)} (first listing used)" if dups else "")
 
 
-class Diff:
+class Diff(Closeable):
     """The changes from one set of sitemaps to another, as an iterator, plus a summary.
 
     Created by :func:`diff`. Iterating yields :class:`Change` objects in ``loc`` order
@@ -139,6 +141,7 @@ class Diff:
         strict: bool = False,
         partial: bool = False,
         parallel: bool = False,
+        parallel_bytes: int = PARALLEL_BYTES,
     ) -> None:
         self.old = old
         self.new = new
@@ -150,6 +153,7 @@ class Diff:
         self._strict = strict
         self._partial = partial
         self._parallel = parallel
+        self._parallel_bytes = parallel_bytes
         self._gen = self._run()
 
     def __iter__(self) -> Diff:
@@ -168,22 +172,11 @@ class Diff:
         """Stop early and remove the temporary files."""
         self._gen.close()
 
-    def __enter__(self) -> Diff:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
     def _run(self) -> Generator[Change, None, None]:
         work = Path(tempfile.mkdtemp(prefix="sitemapkit-diff-", dir=self._tmpdir))
         child: _SideProcess | None = None
         try:
-            if self._parallel and _worth_a_process(self.old, self.new):
+            if self._parallel and _worth_a_process(self.old, self.new, self._parallel_bytes):
                 # the old side is read in a second process while this one reads the new
                 child = _SideProcess(self.old, work, self._max_memory, self._strict)
                 new = self._sort(work, self.new, self.new_report, "new")
@@ -263,6 +256,7 @@ def diff(
     strict: bool = False,
     partial: bool = False,
     parallel: bool = False,
+    parallel_bytes: int = PARALLEL_BYTES,
 ) -> Diff:
     """Compare two sets of sitemaps; return an iterator of :class:`Change` with a summary.
 
@@ -279,10 +273,11 @@ def diff(
     is yielded, since the unread URLs would look removed or added; ``partial=True`` diffs
     what could be read instead. ``strict=True`` stops at the first problem of any kind.
 
-    With ``parallel=True`` and two local inputs of some size, the old side is read and
-    sorted in a second process (``multiprocessing``, spawned) while this one reads the new
-    side; each process keeps its own ``max_memory`` budget. Like any spawned process, it
-    imports the main module again: scripts need the ``if __name__ == "__main__":`` guard.
+    With ``parallel=True`` and two local inputs of at least ``parallel_bytes`` together
+    (4 MiB: below that, starting a process costs more than it saves), the old side is read
+    and sorted in a second process (a fresh interpreter, started by
+    :mod:`sitemapkit.io.child`; it does not import your main module again) while this one
+    reads the new side; each process keeps its own ``max_memory`` budget.
 
     >>> import tempfile, os
     >>> d = tempfile.mkdtemp()
@@ -300,13 +295,11 @@ def diff(
         strict=strict,
         partial=partial,
         parallel=parallel,
+        parallel_bytes=parallel_bytes,
     )
 
 
 # -- the second process ----------------------------------------------------------------------
-
-#: Below this many input bytes both sides are read here: a process takes ~0.3 s to start.
-_PARALLEL_BYTES: Final = 4 << 20
 
 
 def _local_size(target: str) -> int | None:
@@ -326,82 +319,67 @@ def _local_size(target: str) -> int | None:
         return None
 
 
-def _worth_a_process(old: str, new: str) -> bool:
+def _worth_a_process(old: str, new: str, least: int) -> bool:
     a, b = _local_size(old), _local_size(new)
     cpus = os.process_cpu_count() if hasattr(os, "process_cpu_count") else os.cpu_count()
-    return a is not None and b is not None and a + b >= _PARALLEL_BYTES and (cpus or 1) > 1
+    return a is not None and b is not None and a + b >= least and (cpus or 1) > 1
 
 
-def _sort_side(
-    conn: Connection, target: str, work: str, max_memory: int, strict: bool
-) -> None:  # pragma: no cover - runs in the child process (covered through Diff)
+@dataclass(frozen=True, slots=True)
+class _SortRequest:
+    target: str
+    work: str
+    max_memory: int
+    strict: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _SortedSide:
+    """The child's answer: its sorted runs, or the error that stopped it, and its report."""
+
+    runs: list[str]
+    findings: list[Finding]
+    sitemaps: list[str]
+    error: ErrorRecord | None = None
+
+
+def _sort_side(request: object) -> _SortedSide:  # pragma: no cover - in the child process
+    assert isinstance(request, _SortRequest)
     report = ReadReport()
     try:
-        sorter = ExternalSorter(work, max_bytes=max_memory, prefix="old")
-        sorter.extend(_lines(iter_urls(target, strict=strict, report=report)))
+        sorter = ExternalSorter(request.work, max_bytes=request.max_memory, prefix="old")
+        sorter.extend(_lines(iter_urls(request.target, strict=request.strict, report=report)))
         runs = [str(p) for p in sorter.finish()]
-        conn.send(("ok", runs, report.findings, report.sitemaps))
     except SitemapError as exc:
-        error = (
-            type(exc).__name__,
-            exc.message,
-            exc.where,
-            exc.line,
-            exc.column,
-            exc.field,
-            exc.hint,
-        )
-        conn.send(("error", error, report.findings, report.sitemaps))
-    except BaseException as exc:
-        conn.send(("crash", repr(exc), report.findings, report.sitemaps))
-    finally:
-        conn.close()
+        return _SortedSide([], report.findings, report.sitemaps, ErrorRecord.of(exc))
+    return _SortedSide(runs, report.findings, report.sitemaps)
 
 
-_ERRORS: Final[dict[str, type[SitemapError]]] = {
-    cls.__name__: cls
-    for cls in (SitemapError, InputError, ParseError, FetchError, LimitError, UnsafeXMLError)
-}
+def _side_main() -> None:  # pragma: no cover - runs in the child process
+    serve(_sort_side)
 
 
 class _SideProcess:
     """Reads and sorts one side in a child process; :meth:`result` merges its runs."""
 
     def __init__(self, target: str, work: Path, max_memory: int, strict: bool) -> None:
-        ctx = multiprocessing.get_context("spawn")  # no fork: safe with threads anywhere
-        self._conn, send = ctx.Pipe(duplex=False)
-        self._proc = ctx.Process(
-            target=_sort_side,
-            args=(send, target, str(work), max_memory, strict),
-            name="sitemapkit-diff",
-            daemon=True,
-        )
-        self._proc.start()
-        send.close()
+        self._child = Child("sitemapkit.changes:_side_main", name="the diff's reader process")
+        self._child.send(_SortRequest(target, str(work), max_memory, strict))
 
     def result(self, report: ReadReport) -> Iterator[bytes]:
         try:
-            status, payload, findings, sitemaps = self._conn.recv()
-        except EOFError:
-            raise RuntimeError("the diff's reader process died") from None
-        finally:
-            self._proc.join()
-        report.findings.extend(findings)
-        report.sitemaps.extend(sitemaps)
-        if status == "error":
-            name, message, where, line, column, field_, hint = payload
-            raise _ERRORS.get(name, SitemapError)(
-                message, where=where, line=line, column=column, field=field_, hint=hint
-            )
-        if status == "crash":
-            raise RuntimeError(f"the diff's reader process failed: {payload}")
-        return merge_runs([Path(p) for p in payload])
+            reply = self._child.receive()
+        except ChildError as exc:
+            raise RuntimeError(f"the diff's reader process failed: {exc}") from exc
+        assert isinstance(reply, _SortedSide)
+        report.findings.extend(reply.findings)
+        report.sitemaps.extend(reply.sitemaps)
+        if reply.error is not None:
+            raise reply.error.exception()
+        return merge_runs([Path(p) for p in reply.runs])
 
     def stop(self) -> None:
-        if self._proc.is_alive():
-            self._proc.terminate()
-            self._proc.join()
-        self._conn.close()
+        self._child.kill()
 
 
 # -- reading a side --------------------------------------------------------------------------

@@ -11,13 +11,16 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .core.finding import Finding
 from .core.model import SitemapRef, Url
 from .core.parse import DEFAULT_MAX_BYTES, SitemapParser, parse_bytes
 from .errors import InputError
 from .io.files import open_input
+
+if TYPE_CHECKING:  # not imported at run time: reading files does not need discovery
+    from .core.discovery import SitemapTree
 
 __all__ = ["ReadReport", "SourcedRecord", "loads", "read", "read_batches", "read_file"]
 
@@ -42,7 +45,7 @@ class ReadReport:
     dropped: int = 0
     #: For a URL or a site: the discovered sitemaps with their status (a
     #: :class:`~sitemapkit.core.discovery.SitemapTree`), once reading ended.
-    tree: Any = None
+    tree: SitemapTree | None = None
 
     @property
     def errors(self) -> int:
@@ -61,11 +64,17 @@ def read_file(
 
     ``published_at`` is the file's URL: relative locs are resolved against it.
     """
-    for where, records in _file_batches(
-        path, published_at=published_at, strict=strict, report=report, max_bytes=max_bytes
-    ):
+    return _records(
+        _file_batches(
+            path, published_at=published_at, strict=strict, report=report, max_bytes=max_bytes
+        )
+    )
+
+
+def _records(batches: Iterator[tuple[str, Sequence[Url | SitemapRef]]]) -> Iterator[SourcedRecord]:
+    for source, records in batches:
         for rec in records:
-            yield SourcedRecord(rec, where)
+            yield SourcedRecord(rec, source)
 
 
 def _file_batches(
@@ -125,11 +134,9 @@ def read(
     >>> [r.record.loc for r in read(p)]
     ['https://example.com/a']
     """
-    for source, records in read_batches(
-        target, published_at=published_at, follow=follow, strict=strict, report=report
-    ):
-        for rec in records:
-            yield SourcedRecord(rec, source)
+    return _records(
+        read_batches(target, published_at=published_at, follow=follow, strict=strict, report=report)
+    )
 
 
 def read_batches(
@@ -147,7 +154,9 @@ def read_batches(
     they are read (it has a ``loc_text`` attribute: the locs joined by line breaks).
     """
     if _URL.match(target) and not Path(target).exists():
-        from .io.fetch import read_url_records  # type: ignore[import-not-found, unused-ignore]
+        # Imported here: httpx and the runner are not needed to read files, so reading a
+        # file does not pay for importing them.
+        from .io.fetch import read_url_records
 
         records = read_url_records(target, follow=follow, strict=strict, report=report)
         with records:

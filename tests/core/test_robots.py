@@ -207,3 +207,17 @@ def test_line_endings_and_bom_never_change_the_result(
     assert [(f.rule, f.line) for f in again.findings] == [
         (f.rule, f.line) for f in reference.findings
     ]
+
+
+def test_the_reader_and_the_editor_split_records_alike() -> None:
+    from sitemapkit.core import robotsfile
+
+    split = robotsfile.split_record
+    assert split("Sitemap https://a.example/s.xml") == ("Sitemap", "https://a.example/s.xml", True)
+    assert split("SITEMAP :  https://a.example/s ") == ("SITEMAP", "https://a.example/s", False)
+    assert split("Site-map /b.xml") == ("Site-map", "/b.xml", True)
+    assert split("one two three") is None
+    text = "Sitemap https://a.example/s.xml\nSite-map: /b.xml\nSitemaps: https://a.example/c.xml\n"
+    read = parse_robots(text, "https://a.example/robots.txt").sitemaps
+    edited = [s.value for s in robotsfile.sitemap_lines(text)]
+    assert read[:1] == tuple(edited[:1]) == ("https://a.example/s.xml",)

@@ -1,4 +1,4 @@
-"""io/fetch.py against real HTTP servers on 127.0.0.1 (no mocks of httpx)."""
+"""io/fetch/ against real HTTP servers on 127.0.0.1 (no mocks of httpx)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import gzip
 import ipaddress
 import socket
 import struct
+import sys
 import threading
 import time
 import tracemalloc
@@ -22,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from sitemapkit.core.discovery import SitemapTree
+from sitemapkit.core.compression import STEP
+from sitemapkit.core.discovery import DiscoveryFlow, SitemapTree
 from sitemapkit.core.finding import Finding
 from sitemapkit.core.model import SitemapRef, Url
 from sitemapkit.errors import FetchError, LimitError, ParseError
@@ -34,6 +36,7 @@ from sitemapkit.io.fetch import (
     discover_sync,
     read_url_records,
 )
+from sitemapkit.io.fetch.guard import is_public
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 
@@ -265,7 +268,7 @@ def test_probing_when_robots_is_missing_and_html_is_not_a_sitemap(site: Site) ->
 def test_nothing_found(site: Site) -> None:
     pairs, tree = crawl(site.url("/"))
     assert pairs == [] and tree.sitemaps == []
-    assert len(tree.probes) == len(fetch.DiscoveryFlow(site.url("/"))._probe_paths)
+    assert len(tree.probes) == len(DiscoveryFlow(site.url("/"))._probe_paths)
 
 
 # -- formats and encodings ---------------------------------------------------------------
@@ -537,7 +540,7 @@ def test_gzip_bomb_stops_at_the_cap_fast_and_small(site: Site) -> None:
     for path in ("/bomb.xml.gz", "/ce-bomb.xml"):
         status = s[site.url(path)]
         assert isinstance(status.error, LimitError), status.error
-        assert status.bytes <= (20 << 20) + fetch._STEP
+        assert status.bytes <= (20 << 20) + STEP
         assert status.transferred < len(bomb)  # reading stopped early
 
 
@@ -586,7 +589,7 @@ def test_private_addresses_refused_when_asked(site: Site) -> None:
     ],
 )
 def test_public_address_check(address: str, public: bool) -> None:
-    assert fetch._is_public(ipaddress.ip_address(address)) is public
+    assert is_public(ipaddress.ip_address(address)) is public
 
 
 def test_per_host_and_global_concurrency(site: Site) -> None:
@@ -673,7 +676,7 @@ def test_worker_processes_give_the_same_records(site: Site) -> None:
         bomb = by_url(tree)[site.url("/bomb.xml.gz")]
         assert isinstance(bomb.error, LimitError)
         # where the cap is passed depends on how the network chunked the body
-        assert 20 << 20 < bomb.bytes <= (20 << 20) + fetch._STEP
+        assert 20 << 20 < bomb.bytes <= (20 << 20) + STEP
 
 
 def test_worker_rebuilds_rich_records(site: Site) -> None:
@@ -784,7 +787,7 @@ def test_parsing_falls_back_here_when_no_worker_starts(
     site["/i.xml"] = index(site.url("/a.xml"), site.url("/b.xml"))
     site["/a.xml"] = urlset("https://e.com/a")
     site["/b.xml"] = urlset("https://e.com/b")
-    monkeypatch.setattr(fetch.sys, "executable", "/nonexistent/python3")
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python3")
     pairs, tree = crawl(site.url("/i.xml"), workers=2)
     assert sorted(loc for loc, _ in pairs) == ["https://e.com/a", "https://e.com/b"]
     assert tree.ok
@@ -814,7 +817,7 @@ def test_decoder_members_padding_and_truncation() -> None:
     )
     decoder.flush()
     assert out == b"a" * 300_000 + b"b"
-    assert all(len(p) <= fetch._STEP for p in fetch.ContentDecoder("gzip", "x").decode(data))
+    assert all(len(p) <= STEP for p in fetch.ContentDecoder("gzip", "x").decode(data))
     cut = fetch.ContentDecoder("x-gzip", "x")
     list(cut.decode(gzip.compress(b"abc" * 1000)[:20]))
     with pytest.raises(ParseError, match="ends early"):
@@ -857,3 +860,12 @@ def test_batches_from_workers_are_lazy_columns_equal_to_the_records(site: Site) 
         assert "\n".join(p.loc_text for p in parts).split("\n") == [r.loc for r in expected]
         first = parts[0]
         assert first[1] == expected[1] and first[:3] == expected[:3] and len(first) > 3
+
+
+def test_fetch_keywords_are_the_fields_of_fetch_options() -> None:
+    from sitemapkit.io.fetch.options import FIELDS, FetchKeywords, FetchOptions
+
+    assert list(FetchKeywords.__annotations__) == list(FIELDS)
+    assert FetchOptions().parser_workers >= 0
+    with pytest.raises(ValueError, match="workers must not be negative"):
+        FetchOptions(workers=-1)

@@ -12,7 +12,6 @@ one submission is shared with all of them.
 from __future__ import annotations
 
 import datetime as dt
-import email.utils
 import json
 import re
 from collections.abc import Iterable, Iterator
@@ -21,6 +20,7 @@ from typing import Final, Literal
 
 from ..errors import InputError
 from .finding import Finding
+from .retry import retry_after as read_retry_after
 from .urls import Origin, iri_to_uri, validate_loc
 
 __all__ = [
@@ -264,8 +264,8 @@ def retry_delay(
 ) -> float:
     """Seconds to wait before retry number ``attempt`` (1, 2, …).
 
-    A ``Retry-After`` header (RFC 9110 §10.2.3: delay-seconds or an HTTP-date, compared
-    with ``now``, which must be aware) wins; otherwise the wait doubles each time:
+    A ``Retry-After`` header (read by :func:`sitemapkit.core.retry.retry_after`, against
+    ``now``, which must be aware) wins; otherwise the wait doubles each time:
     ``backoff`` × 2^(attempt-1).
 
     >>> t = dt.datetime(2024, 5, 1, 12, 0, tzinfo=dt.UTC)
@@ -274,16 +274,7 @@ def retry_delay(
     >>> retry_delay(1, "Wed, 01 May 2024 12:00:30 GMT", now=t)
     30.0
     """
-    if retry_after:
-        value = retry_after.strip()
-        if value.isascii() and value.isdigit():
-            return float(value)
-        try:
-            when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
-            when = None
-        if when is not None:
-            if when.tzinfo is None:
-                when = when.replace(tzinfo=dt.UTC)
-            return max((when - now).total_seconds(), 0.0)
+    wait = read_retry_after(retry_after, now=now)
+    if wait is not None:
+        return wait
     return float(backoff * 2 ** (attempt - 1))

@@ -27,6 +27,7 @@ from urllib.parse import urljoin, urlsplit
 from protego import Protego
 
 from .finding import Finding
+from .robotsfile import ABSOLUTE, MAX_ROBOTS_BYTES, split_record
 from .urls import iri_to_uri
 
 __all__ = [
@@ -37,15 +38,11 @@ __all__ = [
     "sitemaps_from_robots",
 ]
 
-#: RFC 9309 §2.5: "crawlers SHOULD … parse at least 500 kibibytes"; Google reads no more.
-MAX_ROBOTS_BYTES: Final = 500 * 1024
-
 # RFC 9309 §2.2: "EOL = %x0D / %x0A / %x0D.0A".
 _EOL: Final = re.compile(r"\r\n|\r|\n")
 # google/robotstxt KeyIsSitemap: a case-insensitive prefix match on "sitemap" or
 # "site-map"; we accept those two words (and a plural) rather than any prefix.
 _SITEMAP_KEY: Final = re.compile(r"site-?maps?", re.IGNORECASE)
-_ABSOLUTE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,25 +85,6 @@ def _decode(data: str | bytes, where: str, findings: list[Finding]) -> str:
         return data.decode("utf-8", "replace")
 
 
-def _split_record(line: str) -> tuple[str, str, bool] | None:
-    """``(key, value, typo)`` of a non-empty, comment-free line, or None.
-
-    google/robotstxt GetKeyAndValueFrom: the key ends at the first ``:``; without one,
-    a line of exactly two white-space separated words is read as ``key value``.
-    """
-    key, colon, value = line.partition(":")
-    if colon:
-        # "Sitemap https://x/s.xml": the first colon is the URL's; no ":" after the key.
-        words = key.split()
-        if len(words) == 2 and _ABSOLUTE.match(words[1] + ":" + value):
-            return words[0], words[1] + ":" + value.strip(), True
-        return key.strip(), value.strip(), False
-    words = line.split()
-    if len(words) == 2:
-        return words[0], words[1], True
-    return None
-
-
 def parse_robots(
     data: str | bytes,
     base_url: str,
@@ -138,7 +116,7 @@ def parse_robots(
         line = before.strip()
         if not line:
             continue
-        record = _split_record(line)
+        record = split_record(line)
         if record is None:
             continue
         key, value, typo = record
@@ -184,7 +162,7 @@ def _check_value(
             Finding("RB003", "error", "Sitemap: line without a URL; line ignored", where, line)
         )
         return None
-    if _ABSOLUTE.match(value) is None:
+    if ABSOLUTE.match(value) is None:
         # sitemaps.org: "<sitemap_location> should be the complete URL to the Sitemap".
         hint = (
             f"; write the complete URL, e.g. {urljoin(base_url, value)!r}"

@@ -40,7 +40,8 @@ _BOM: Final = b"\xef\xbb\xbf"
 _LINE: Final = re.compile(r"([^\r\n]*)(\r\n|\r|\n|\Z)")
 # google/robotstxt KeyIsSitemap accepts "sitemap" and the frequent typo "site-map".
 _KEY: Final = re.compile(r"site-?map", re.IGNORECASE)
-_ABSOLUTE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]")
+#: An absolute URL: scheme, "://" and the first character of a host.
+ABSOLUTE: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/?#\s]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +60,7 @@ class SitemapLine:
     @property
     def url(self) -> str | None:
         """The value as an RFC 3986 URI when it is an absolute http(s) URL, else ``None``."""
-        if _ABSOLUTE.match(self.value) is None:
+        if ABSOLUTE.match(self.value) is None:
             return None
         try:
             uri = iri_to_uri(self.value)
@@ -98,7 +99,7 @@ def check_sitemap_url(url: str) -> str:
     'https://example.com/k%C3%BCche/sitemap.xml'
     """
     text = url.strip()
-    if _ABSOLUTE.match(text) is None:
+    if ABSOLUTE.match(text) is None:
         raise ValueError(
             f"{url!r} is not an absolute URL; robots.txt needs the complete URL, "
             "e.g. https://www.example.com/sitemap.xml (Google ignores relative ones)"
@@ -109,24 +110,34 @@ def check_sitemap_url(url: str) -> str:
     return uri
 
 
-def _split_record(line: str) -> tuple[str, str, bool] | None:
-    """``(key, value, typo)`` of a sitemap record (comment already removed), or None."""
+def split_record(line: str) -> tuple[str, str, bool] | None:
+    """``(key, value, typo)`` of a non-empty, comment-free robots.txt line, or None.
+
+    google/robotstxt GetKeyAndValueFrom: the key ends at the first ``:``; without one,
+    a line of exactly two white-space separated words is read as ``key value``. ``typo``
+    says the colon was missing (or was the URL's). The one record splitter: the reader
+    (:mod:`sitemapkit.core.robots`) and this editor both use it.
+    """
     key, colon, value = line.partition(":")
     if colon:
+        # "Sitemap https://x/s.xml": the first colon is the URL's; no ":" after the key.
         words = key.split()
-        if len(words) == 2 and _ABSOLUTE.match(words[1] + ":" + value):
-            # "Sitemap https://…": the colon belongs to the URL
-            key, value, typo = words[0], words[1] + ":" + value, True
-        else:
-            key, typo = key.strip(), False
-    else:
-        words = line.split()
-        if len(words) != 2:
-            return None
-        key, value, typo = words[0], words[1], True
-    if _KEY.fullmatch(key) is None:
+        if len(words) == 2 and ABSOLUTE.match(words[1] + ":" + value):
+            return words[0], words[1] + ":" + value.strip(), True
+        return key.strip(), value.strip(), False
+    words = line.split()
+    if len(words) == 2:
+        return words[0], words[1], True
+    return None
+
+
+def _sitemap_record(line: str) -> tuple[str, str, bool] | None:
+    """``(key, value, typo)`` of a sitemap record (comment already removed), or None."""
+    record = split_record(line)
+    if record is None or _KEY.fullmatch(record[0]) is None:
         return None
-    return key, value.strip(), typo or key.lower() != "sitemap"
+    key, value, typo = record
+    return key, value, typo or key.lower() != "sitemap"
 
 
 def _decode(data: bytes) -> tuple[bytes, str]:
@@ -144,7 +155,7 @@ def sitemap_lines(data: bytes | str) -> list[SitemapLine]:
     text = data.removeprefix("\ufeff") if isinstance(data, str) else _decode(data)[1]
     found = []
     for number, (content, _eol) in enumerate(_iter_lines(text), 1):
-        record = _split_record(content.partition("#")[0].strip())
+        record = _sitemap_record(content.partition("#")[0].strip())
         if record is not None:
             found.append(SitemapLine(number, *record))
     return found

@@ -18,7 +18,6 @@ import asyncio
 import datetime as dt
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from importlib import metadata
 from typing import Any, Final, Literal
 
 import httpx
@@ -37,6 +36,7 @@ from ..core.indexnow import (
     retry_delay,
 )
 from ..errors import FetchError, InputError
+from .http import version
 
 __all__ = [
     "BatchResult",
@@ -51,11 +51,7 @@ _MAX_KEY_FILE: Final = 4096
 
 
 def _user_agent() -> str:
-    try:
-        version = metadata.version("sitemapkit")
-    except metadata.PackageNotFoundError:  # pragma: no cover - running from a checkout
-        version = "0"
-    return f"sitemapkit/{version} (IndexNow client)"
+    return f"sitemapkit/{version()} (IndexNow client)"
 
 
 @dataclass(frozen=True, slots=True)

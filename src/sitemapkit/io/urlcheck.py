@@ -47,7 +47,6 @@ import threading
 from collections import Counter, OrderedDict
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
-from types import TracebackType
 from typing import Any, Final, Generic, Literal, TypeVar, cast
 from urllib.parse import urlsplit
 
@@ -76,7 +75,9 @@ from ..core.probe import (
 )
 from ..core.robots import MAX_ROBOTS_BYTES, robots_url
 from ..errors import SitemapError
-from .fetch import USER_AGENT, ContentDecoder, retry_after_seconds
+from .fetch import USER_AGENT, ContentDecoder
+from .http import describe, new_client, retry_after_seconds
+from .resource import AsyncCloseable, Closeable
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -200,12 +201,7 @@ def _host(url: str) -> str:
     return urlsplit(url).netloc.lower()
 
 
-def _describe(exc: Exception) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-class UrlChecker:
+class UrlChecker(AsyncCloseable):
     """Checks URLs the way a search engine's crawler meets them (see the module doc).
 
     Use it as an async context manager (it owns an ``httpx.AsyncClient`` unless one is
@@ -217,15 +213,10 @@ class UrlChecker:
     def __init__(self, options: CheckOptions, *, client: httpx.AsyncClient | None = None) -> None:
         self.options = options
         self._own_client = client is None
-        self.client = client or httpx.AsyncClient(
+        self.client = client or new_client(
             headers={"User-Agent": options.user_agent},
-            timeout=httpx.Timeout(options.timeout, pool=None),
-            limits=httpx.Limits(
-                max_connections=options.concurrency,
-                max_keepalive_connections=options.concurrency,
-            ),
-            follow_redirects=False,
-            trust_env=True,
+            timeout=options.timeout,
+            concurrency=options.concurrency,
         )
         self.started = 0
         self.remembered = 0
@@ -239,17 +230,6 @@ class UrlChecker:
         self._refusals: Counter[str] = Counter()
         self._results: _Lru[tuple[Purpose, str], asyncio.Future[Probe]] = _Lru(REMEMBERED)
         self._robots: _Lru[str, asyncio.Task[_Robots]] = _Lru(ROBOTS_REMEMBERED)
-
-    async def __aenter__(self) -> UrlChecker:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def aclose(self) -> None:
         if self._own_client:
@@ -542,9 +522,9 @@ class UrlChecker:
             except (TimeoutError, httpx.TimeoutException):
                 return _Answer(failure="timeout", detail=f"no answer within {timeout:g} s")
             except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
-                return _Answer(failure="connection", detail=_describe(exc))
+                return _Answer(failure="connection", detail=describe(exc))
             except httpx.TransportError as exc:
-                return _Answer(failure="connection", detail=_describe(exc))
+                return _Answer(failure="connection", detail=describe(exc))
             try:
                 answer = _Answer(response.status_code, response.headers)
                 if read is not None and method == "GET" and response.status_code in (200, 206):
@@ -595,7 +575,7 @@ class UrlChecker:
         answer.body = bytes(kept)
 
 
-class BlockingUrlChecker:
+class BlockingUrlChecker(Closeable):
     """A :class:`UrlChecker` on a private event loop in a thread, for synchronous code.
 
     :meth:`call` runs a coroutine function with the checker and returns its result; the
@@ -633,14 +613,3 @@ class BlockingUrlChecker:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join()
             self._loop.close()
-
-    def __enter__(self) -> BlockingUrlChecker:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()

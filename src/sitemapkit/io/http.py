@@ -1,0 +1,50 @@
+"""io: what the HTTP clients of sitemapkit share (the reader, the online checks).
+
+Both build their ``httpx.AsyncClient`` the same way (redirects followed by hand, proxies
+from the environment, a pool as large as the concurrency), translate httpx's exceptions
+into text the same way, and wait by the one reading of ``Retry-After``
+(:func:`sitemapkit.core.retry.retry_after`), against this process's clock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.metadata
+
+import httpx
+
+from ..core.retry import retry_after
+
+__all__ = ["describe", "new_client", "retry_after_seconds", "version"]
+
+
+def version() -> str:
+    """The installed version of sitemapkit, for ``User-Agent`` headers."""
+    try:
+        return importlib.metadata.version("sitemapkit")
+    except importlib.metadata.PackageNotFoundError:  # running from a source tree
+        return "0"
+
+
+def describe(exc: Exception) -> str:
+    """``Class: text`` of an exception (``Class`` alone when it has no text)."""
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def retry_after_seconds(value: str | None, cap: float) -> float | None:
+    """Seconds from a ``Retry-After`` header (delay-seconds or HTTP-date), capped."""
+    wait = retry_after(value, now=dt.datetime.now(dt.UTC))
+    return None if wait is None else min(wait, cap)
+
+
+def new_client(*, headers: dict[str, str], timeout: float, concurrency: int) -> httpx.AsyncClient:
+    """A client that follows no redirect itself (the callers count and report each hop)
+    and waits for a pooled connection as long as it takes (the callers bound requests)."""
+    return httpx.AsyncClient(
+        headers=headers,
+        timeout=httpx.Timeout(timeout, pool=None),
+        limits=httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency),
+        follow_redirects=False,
+        trust_env=True,
+    )
