@@ -24,8 +24,10 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from multiprocessing.synchronize import Event
 from pathlib import Path
-from typing import Any, Final, NamedTuple, cast
+from typing import Final, NamedTuple, cast
 
 from ..core.serialize import BlockFormatter
 from ..errors import InputError, SitemapError
@@ -84,7 +86,7 @@ class Context:
 
     s: Settings
     source: PlainFile
-    cancel: Any  # a multiprocessing Event of the fork context
+    cancel: Event
 
 
 def _iter_ranges(path: str, body_start: int, per_shard: int) -> Iterator[tuple[int, int, int]]:
@@ -225,7 +227,7 @@ class _ForkPool:
         # forked, not spawned: the context (settings, formatter, row function) is
         # inherited as it is, nothing is pickled
         ctx = Context(s, source, self.cancel)
-        self.workers: list[tuple[Any, Connection]] = []
+        self.workers: list[tuple[BaseProcess, Connection]] = []
         for _ in range(2):
             mine, theirs = forking.Pipe()
             proc = forking.Process(target=_serve, args=(theirs, ctx), daemon=True)
