@@ -12,7 +12,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import sitemapkit as sk
-from sitemapkit.core import lastmods, serialize
+from sitemapkit.core import serialize
+from sitemapkit.core.lastmod import LINES, block_lastmods, in_range
 from sitemapkit.core.w3cdate import format_lastmod
 from sitemapkit.io.sources import write_inputs
 from sitemapkit.writer import parallel as forked_path
@@ -163,13 +164,13 @@ def test_column_check_of_datetimes_agrees_with_the_pattern(
         pos = damage[0] % len(lm)
         lm = lm[:pos] + damage[1] + lm[pos + 1 :]
     data = lm.encode()
-    by_pattern = lastmods.LINES.fullmatch(data) is not None
-    by_columns = lastmods.in_range(data, len(values))
+    by_pattern = LINES.fullmatch(data) is not None
+    by_columns = in_range(data, len(values))
     assert not by_columns or by_pattern  # never takes what the pattern refuses
     if by_pattern and all(line[20:22] != "14" for line in lm.splitlines()):
         assert by_columns  # ...and takes all the pattern takes, but for +14:00 offsets
     # the block check never takes what the one grammar refuses, and gives what it gives
-    taken = lastmods.block_lastmods([v.encode() for v in lm.splitlines()])
+    taken = block_lastmods([v.encode() for v in lm.splitlines()])
     if taken is not None:
         assert [t.decode() for t in taken] == [format_lastmod(v) for v in lm.splitlines()]
 
@@ -177,7 +178,7 @@ def test_column_check_of_datetimes_agrees_with_the_pattern(
 @settings(max_examples=300, deadline=None)
 @given(values=st.lists(_LASTMOD, min_size=1, max_size=4))
 def test_block_lastmods_never_take_what_the_grammar_refuses(values: list[str]) -> None:
-    taken = lastmods.block_lastmods([v.encode() for v in values])
+    taken = block_lastmods([v.encode() for v in values])
     if taken is not None:
         assert [t.decode() for t in taken] == [format_lastmod(v) for v in values]
 

@@ -19,7 +19,7 @@ from typing import BinaryIO, Final, NamedTuple
 from urllib.parse import urlsplit
 
 from .grammar import PRIORITY_TEXTS
-from .lastmods import block_lastmods
+from .lastmod import block_lastmods
 from .limits import MAX_LOC_LENGTH, MIN_LOC_LENGTH
 from .model import CHANGEFREQS, Image, News, SitemapRef, Url, Video
 from .namespace import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Final, NamedTuple, cast
 
 from ..core.serialize import BlockFormatter
+from ..core.split import fits
 from ..errors import InputError, SitemapError
 from ..io.files import ShardFile
 from ..io.sources import BLOCK, PlainFile, Progress, error_at
@@ -165,8 +166,9 @@ def write_range(ctx: Context, job: Job) -> Outcome:
         data = fh.read(job.end - job.start)
     fmt: BlockFormatter = ctx.source.formatter
     out = ShardFile(Path(job.target), gzip=ctx.s.gzip, level=ctx.s.gzip_level)
+    head = ctx.s.header(0).encode()
     out.open()
-    out.write(ctx.s.header(0).encode())
+    out.write(head)
     hashes = array("q")
     count = 0
     line = job.line
@@ -196,7 +198,9 @@ def write_range(ctx: Context, job: Job) -> Outcome:
         line += len(entries)
     out.write(ctx.s.footer)
     out.close()
-    if out.raw_bytes > ctx.s.limits.bytes:
+    tail = len(ctx.s.footer)
+    size = out.raw_bytes - len(head) - tail
+    if not fits(ctx.s.limits, count=count, size=size, news=0, head=len(head), tail=tail):
         return "too-big"
     return Done(count, out.raw_bytes, out.stored_bytes, hash_run(hashes))
 
@@ -219,7 +223,11 @@ def _serve(conn: Connection, ctx: Context) -> None:
 
 
 class _ForkPool:
-    """Two forked processes, each on a pipe of its own; ended at once by :meth:`end`."""
+    """Two forked processes, each on a pipe of its own; ended at once by :meth:`end`.
+
+    The whole process mechanism: jobs are sent to a worker's connection, results come
+    back on it; a worker that dies shows as :class:`_WorkerDied`.
+    """
 
     def __init__(self, s: Settings, source: PlainFile) -> None:
         forking = mp.get_context("fork")
@@ -234,12 +242,19 @@ class _ForkPool:
             proc.start()
             theirs.close()
             self.workers.append((proc, mine))
+        self.conns = [conn for _, conn in self.workers]
 
     @staticmethod
     def usable() -> bool:
         return (os.cpu_count() or 1) >= 2 and "fork" in mp.get_all_start_methods()
 
-    def ready(self, busy: list[Connection], block: bool) -> list[Connection]:
+    @staticmethod
+    def send(conn: Connection, job: Job) -> None:
+        conn.send(job)
+
+    @staticmethod
+    def ready(busy: list[Connection], block: bool) -> list[Connection]:
+        """The connections with a result waiting (at once unless ``block``)."""
         return [cast(Connection, c) for c in wait(busy, None if block else 0)]
 
     @staticmethod
@@ -296,7 +311,7 @@ class _Forked:
         else:
             self.planned.append(found)
 
-    def hand(self, conn: Connection) -> None:
+    def hand(self, pool: _ForkPool, conn: Connection) -> None:
         """Give ``conn`` the next range, if any."""
         if len(self.results) >= _AHEAD:
             self.idle.append(conn)
@@ -310,7 +325,7 @@ class _Forked:
         first = line + (self.source.body_start > 0)
         job = Job(k, s, e, first, str(self.run.stage(self.run.s.shard_name(k + 1))))
         self.jobs.append(job)
-        conn.send(job)
+        pool.send(conn, job)
         self.busy[conn] = k
 
     def take(self, k: int, res: Outcome) -> None:
@@ -333,8 +348,8 @@ class _Forked:
                 self.progress(self.done)
 
     def drive(self, pool: _ForkPool) -> None:
-        for _, conn in pool.workers:
-            self.hand(conn)
+        for conn in pool.conns:
+            self.hand(pool, conn)
         if len(self.jobs) < 2:
             raise _NotPlain
         while self.busy:
@@ -346,9 +361,9 @@ class _Forked:
             for conn in ready:
                 k = self.busy.pop(conn)
                 self.take(k, pool.receive(conn))
-                self.hand(conn)
+                self.hand(pool, conn)
             while self.idle and len(self.results) < _AHEAD:
-                self.hand(self.idle.pop())
+                self.hand(pool, self.idle.pop())
 
 
 def write_forked(run: StreamRun, source: PlainFile, progress: Progress | None) -> bool:
