@@ -25,7 +25,7 @@ from ...errors import InputError
 from ..files import open_input
 from .jsonl import write_jsonl
 from .record import CSV_COLUMNS, error_at
-from .sink import PlainFile, Progress, Sink
+from .sink import Input, PlainFile, Progress, Sink
 from .sitemap import local_child, write_xml
 from .table import write_csv
 from .text import BLOCK, write_txt
@@ -34,6 +34,7 @@ __all__ = [
     "BLOCK",
     "CSV_COLUMNS",
     "PARALLEL_MIN",
+    "Input",
     "PlainFile",
     "Progress",
     "Sink",
@@ -122,16 +123,17 @@ def write_inputs(
             )
             kind = detect_format(name, buffered.peek(4096)[:4096])
             whole = name if sole and _is_big(buffered, parallel_min) else None
+            src = Input(buffered, where, progress, whole, fast_path)
             if kind == "csv":
-                write_csv(writer, buffered, where, progress, path=whole, fast_path=fast_path)
+                write_csv(writer, src)
             elif kind == "txt":
-                write_txt(writer, buffered, where, progress, path=whole, fast_path=fast_path)
+                write_txt(writer, src)
             elif kind == "jsonl":
-                skipped = write_jsonl(writer, buffered, where, progress)
+                skipped = write_jsonl(writer, src)
                 if skipped:
                     notes.append(f"{where}: {skipped} records of another kind than 'url' skipped")
             else:
-                children = write_xml(writer, buffered, where, progress)
+                children = write_xml(writer, src)
                 found = [None if name == "-" else local_child(name, c) for c in children]
                 queue.extendleft(reversed([f for f in found if f is not None]))
                 missing = [c for c, f in zip(children, found, strict=True) if f is None]

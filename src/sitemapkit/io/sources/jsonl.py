@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import io
 import json
-from typing import BinaryIO
 
 from ...core.model import Url
 from ...errors import InputError
 from .record import add
-from .sink import Progress, Sink
+from .sink import Input, Sink
 
 __all__ = ["write_jsonl"]
 
 
-def write_jsonl(w: Sink, stream: BinaryIO, where: str, progress: Progress | None) -> int:
+def write_jsonl(w: Sink, src: Input) -> int:
+    """Add the URLs of a JSON Lines input; return how many records of other kinds it skipped."""
+    where, progress = src.where, src.progress
     skipped = 0
-    for n, raw in enumerate(io.TextIOWrapper(stream, encoding="utf-8-sig"), 1):
+    for n, raw in enumerate(io.TextIOWrapper(src.stream, encoding="utf-8-sig"), 1):
         text = raw.strip()
         if not text:
             continue

@@ -10,15 +10,30 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 from ...core.model import Url
 from ...core.serialize import BlockFormatter, EntryBlock
 
-__all__ = ["PlainFile", "Progress", "Sink"]
+__all__ = ["Input", "PlainFile", "Progress", "Sink"]
 
 #: Called with the number of records read so far.
 Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Input:
+    """One input as its reader gets it: the bytes, its name in errors, how to read it.
+
+    ``whole`` is the file's path when the whole file may be offered to the sink
+    (:meth:`Sink.add_plain_file`); ``fast_path=False`` reads it row by row.
+    """
+
+    stream: BinaryIO
+    where: str
+    progress: Progress | None = None
+    whole: str | None = None
+    fast_path: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import BinaryIO
 from urllib.parse import urlsplit
 
 from ...core.model import SitemapRef, Url
 from ...errors import InputError, ParseError, SitemapError
-from .sink import Progress, Sink
+from .sink import Input, Sink
 
 __all__ = ["local_child", "write_xml"]
 
 
-def write_xml(w: Sink, stream: BinaryIO, where: str, progress: Progress | None) -> list[str]:
+def write_xml(w: Sink, src: Input) -> list[str]:
     """Add a sitemap's URLs; return the child sitemap locs if it is an index."""
+    stream, where, progress = src.stream, src.where, src.progress
     from ...core.parse import SitemapParser  # type: ignore[import-not-found, unused-ignore]
 
     parser = SitemapParser(source=where, strict=True, base_url=w.base_url)

@@ -12,29 +12,21 @@ import csv
 import io
 import itertools
 from collections.abc import Callable, Iterable
-from typing import BinaryIO
 
 from ...core.model import Url
 from ...core.serialize import BASIC_COLUMNS, BlockFormatter
 from ...errors import InputError
 from .record import CSV_COLUMNS, add, csv_url
-from .sink import PlainFile, Progress, Sink
+from .sink import Input, PlainFile, Progress, Sink
 from .text import read_text_blocks
 
 __all__ = ["write_csv"]
 
 
-def write_csv(
-    w: Sink,
-    stream: BinaryIO,
-    where: str,
-    progress: Progress | None,
-    *,
-    path: str | None = None,
-    fast_path: bool = True,
-) -> None:
-    """Add the URLs of a CSV input; ``path``: the file, to offer the sink whole."""
-    blocks = read_text_blocks(stream)
+def write_csv(w: Sink, src: Input) -> None:
+    """Add the URLs of a CSV input."""
+    where, progress, path = src.where, src.progress, src.whole
+    blocks = read_text_blocks(src.stream)
     try:
         first_line, first = next(blocks)
     except StopIteration:
@@ -44,7 +36,7 @@ def write_csv(
         raise
     head_line, _, body = first.partition("\n")
     columns = _columns(head_line, where)
-    plain = fast_path and set(columns) <= set(BASIC_COLUMNS) and not w.incremental
+    plain = src.fast_path and set(columns) <= set(BASIC_COLUMNS) and not w.incremental
     fast = BlockFormatter(w.base_url, columns, txt=w.format == "txt") if plain else None
     if fast is not None and path is not None:
         body_start = _body_start(path, head_line)

@@ -16,7 +16,7 @@ from ...core.serialize import BlockFormatter
 from ...core.urls import XML_SPACE
 from ...errors import InputError
 from .record import add
-from .sink import PlainFile, Progress, Sink
+from .sink import Input, PlainFile, Sink
 
 __all__ = ["BLOCK", "read_text_blocks", "write_txt"]
 
@@ -52,16 +52,9 @@ def read_text_blocks(stream: BinaryIO) -> Iterator[tuple[int, str]]:
             rest = text
 
 
-def write_txt(
-    w: Sink,
-    stream: BinaryIO,
-    where: str,
-    progress: Progress | None,
-    *,
-    path: str | None = None,
-    fast_path: bool = True,
-) -> None:
-    """Add the URLs of a text input; ``path``: the file, to offer the sink whole."""
+def write_txt(w: Sink, src: Input) -> None:
+    """Add the URLs of a text input."""
+    where, progress, path, fast_path = src.where, src.progress, src.whole, src.fast_path
     fast = BlockFormatter(w.base_url, ["loc"], txt=w.format == "txt")
     if path is not None and not w.incremental and fast_path:
         with open(path, "rb") as fh:
@@ -72,7 +65,7 @@ def write_txt(
     use_fast = fast_path and not w.incremental  # with a state file every URL goes via add()
     done = 0
     try:
-        for start, text in read_text_blocks(stream):
+        for start, text in read_text_blocks(src.stream):
             result = fast.format(text.encode()) if use_fast else None
             if result is not None:
                 w.add_block(result)
