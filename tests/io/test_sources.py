@@ -449,3 +449,21 @@ def test_malformed_csv_is_an_input_error(tmp_path: Path, text: str, line: int) -
     with pytest.raises(sk.InputError, match="malformed CSV") as info:
         run(tmp_path, "m.csv", text)
     assert info.value.line == line
+
+
+def test_the_writer_takes_a_whole_file_only_when_fresh_and_streaming(tmp_path: Path) -> None:
+    from sitemapkit.io.sources import PlainFile
+
+    src = tmp_path / "u.txt"
+    src.write_text("".join(f"{BASE}t/{i}\n" for i in range(10)))
+    fmt = serialize.BlockFormatter(BASE, ["loc"])
+    plain = PlainFile(str(src), str(src), 0, fmt, lambda raw: raw)
+    with sk.SitemapWriter(tmp_path / "a", base_url=BASE) as w:
+        w.add(BASE + "first")
+        assert not w.add_plain_file(plain)  # not fresh: the caller adds the lines itself
+    with sk.SitemapWriter(tmp_path / "b", base_url=BASE, state=tmp_path / "s.db") as w:
+        assert not w.add_plain_file(plain)
+        block = fmt.format(src.read_bytes())
+        assert block is not None
+        with pytest.raises(RuntimeError, match="state file"):
+            w.add_block(block)
