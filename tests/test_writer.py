@@ -439,3 +439,120 @@ def test_a_publish_cut_short_is_finished_by_the_next_run(
     assert sorted(os.listdir(out)) == ["sitemap-1.xml", "sitemap-2.xml", "sitemap.xml"]
     assert all_locs(out) == [f"https://example.com/new{i}" for i in range(4)]
     assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]
+
+
+_ENTRY = st.tuples(
+    st.text(st.sampled_from("ab&'ü/?=%20"), max_size=120),  # path: escapes, IRIs
+    st.booleans(),  # news
+    st.integers(0, 2),  # images (a new namespace mid-shard widens the root tag)
+    st.booleans(),  # alternates
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    entries=st.lists(_ENTRY, min_size=1, max_size=40),
+    max_urls=st.integers(1, 9),
+    max_bytes=st.integers(900, 4_000),
+    max_news=st.integers(1, 3),
+    incremental=st.booleans(),
+)
+def test_splits_never_exceed_the_limits(
+    entries: list[tuple[str, bool, int, bool]],
+    max_urls: int,
+    max_bytes: int,
+    max_news: int,
+    incremental: bool,
+) -> None:
+    import tempfile
+
+    urls = [
+        sk.Url(
+            f"{BASE}{i}/{path}",
+            news=sk.News("P", "en", "2024-05-01", "T") if news else None,
+            images=[sk.Image(f"{BASE}i/{i}/{k}.jpg") for k in range(images)],
+            alternates=[sk.Alternate("de", f"{BASE}de/{i}")] if alternate else [],
+        )
+        for i, (path, news, images, alternate) in enumerate(entries)
+    ]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        state = Path(tmp) / "state.db" if incremental else None
+        try:
+            res = write(
+                out,
+                urls,
+                max_urls=max_urls,
+                max_bytes=max_bytes,
+                max_news=max_news,
+                state=state,
+                index="always",
+            )
+        except sk.InputError as exc:
+            # only an entry bigger than a whole file of max_bytes may refuse the run
+            assert "more than fits in a sitemap" in exc.message
+            return
+        shards = [f for f in res.files if f.kind == "urlset"]
+        for f in shards:
+            data = (out / f.name).read_bytes()
+            root = parse(data)
+            assert len(data) == f.bytes <= max_bytes  # the closing tag counted
+            assert len(root) == f.entries <= max_urls
+            assert len(root.findall("s:url/news:news", NS)) <= max_news
+        assert [loc for f in shards for loc in locs(out / f.name)] == [u.loc for u in urls]
+
+
+def test_a_relative_loc_is_resolved_by_the_writer_and_refused_by_url(out: Path) -> None:
+    # One rule: a Url holds only absolute locs; the writer resolves a string against
+    # base_url first, and then builds the very Url that the absolute loc gives.
+    with pytest.raises(ValueError, match="absolute"):
+        sk.Url("/en/a")
+    with sk.SitemapWriter(out / "w", base_url=BASE + "shop/") as w:
+        assert w.resolve("/en/a") == BASE + "en/a"
+        assert w.resolve("en/a") == BASE + "shop/en/a"
+        w.add("en/a")
+        w.add(sk.Url(w.resolve("en/b")))
+    with sk.SitemapWriter(out / "u", base_url=BASE + "shop/") as u:
+        u.add(sk.Url(BASE + "shop/en/a"))
+        u.add(sk.Url(BASE + "shop/en/b"))
+    assert (out / "w" / "sitemap.xml").read_bytes() == (out / "u" / "sitemap.xml").read_bytes()
+    with (
+        pytest.raises(sk.InputError, match="outside"),
+        sk.SitemapWriter(out / "x", base_url=BASE + "shop/") as x,
+    ):
+        x.add("/en/a")  # resolved, then refused: not under the base folder
+
+
+def test_only_what_a_user_may_use_is_on_the_writer() -> None:
+    public = {n for n in dir(sk.SitemapWriter) if not n.startswith("_")}
+    assert public == {
+        "add",
+        "add_alternates",
+        "add_block",
+        "add_plain_file",
+        "close",
+        "incremental",
+        "resolve",
+    }
+    for name in public:  # ...and no docstring sends the reader to a private name
+        assert ":meth:`_" not in (getattr(sk.SitemapWriter, name).__doc__ or "")
+
+
+def test_a_shard_file_is_written_only_by_the_thread_that_opened_it(tmp_path: Path) -> None:
+    import threading
+
+    from sitemapkit.io.files import ShardFile
+
+    f = ShardFile(tmp_path / "s.xml", gzip=True)
+    opener = threading.Thread(target=f.open)
+    opener.start()
+    opener.join()
+    with pytest.raises(RuntimeError, match="thread that opened it"):
+        f.write(b"x")
+    with pytest.raises(RuntimeError, match="thread that opened it"):
+        f.close()
+    g = ShardFile(tmp_path / "t.xml", gzip=False)
+    g.open()
+    g.write(b"<x/>\n")
+    g.close()
+    assert g.read_back() == b"<x/>\n" and g.raw_bytes == g.stored_bytes == 5

@@ -12,25 +12,26 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import sitemapkit as sk
-from sitemapkit.io import sources
+from sitemapkit.core import serialize
+from sitemapkit.core.lastmod import LINES, block_lastmods, in_range
+from sitemapkit.core.w3cdate import format_lastmod
 from sitemapkit.io.sources import write_inputs
+from sitemapkit.writer import parallel as forked_path
 
 from ..conftest import NS, parse
 
 BASE = "https://example.com/"
 
 
-def run(tmp: Path, name: str, text: str, **kw: object) -> tuple[sk.WriteResult, bytes]:
+def run(
+    tmp: Path, name: str, text: str, *, fast_path: bool = True, **kw: object
+) -> tuple[sk.WriteResult, bytes]:
     src = tmp / name
     src.write_text(text, encoding="utf-8")
     out = tmp / "out"
     with sk.SitemapWriter(out, base_url=BASE, **kw) as w:  # type: ignore[arg-type]
-        write_inputs(w, [str(src)])
+        write_inputs(w, [str(src)], fast_path=fast_path)
     return w.result, (out / "sitemap.xml").read_bytes()
-
-
-def row_path_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(sources._Fast, "format", lambda self, text: None)
 
 
 CSV = (
@@ -41,12 +42,9 @@ CSV = (
 )
 
 
-def test_csv_fast_path_and_row_path_give_identical_bytes(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_csv_fast_path_and_row_path_give_identical_bytes(tmp_path: Path) -> None:
     _, fast = run(tmp_path, "a.csv", CSV)
-    row_path_only(monkeypatch)
-    _, slow = run(tmp_path, "a.csv", CSV)
+    _, slow = run(tmp_path, "a.csv", CSV, fast_path=False)
     assert fast == slow
     assert b"<loc>https://example.com/k%C3%BCche?a=1&amp;b=2</loc>" in fast
     assert b"<lastmod>2024-05-01T10:00:00+00:00</lastmod>" in fast
@@ -123,20 +121,13 @@ def test_fast_path_agrees_with_row_path_on_any_rows(
         wr.writerow([BASE + "p/" + path.replace(",", ""), lm, cf, pr])
     text = buf.getvalue().replace('"', "")  # keep the fast path eligible
 
-    def outcome() -> bytes | str:
+    def outcome(fast_path: bool) -> bytes | str:
         try:
-            return run(tmp_path, "p.csv", text)[1]
+            return run(tmp_path, "p.csv", text, fast_path=fast_path)[1]
         except sk.SitemapError as exc:
             return f"error line {exc.line}"
 
-    fast = outcome()
-    original = sources._Fast.format
-    sources._Fast.format = lambda self, text: None  # type: ignore[method-assign]
-    try:
-        slow = outcome()
-    finally:
-        sources._Fast.format = original  # type: ignore[method-assign]
-    assert fast == slow
+    assert outcome(True) == outcome(False)
 
 
 _DATETIME_FIELDS = st.builds(
@@ -173,11 +164,23 @@ def test_column_check_of_datetimes_agrees_with_the_pattern(
         pos = damage[0] % len(lm)
         lm = lm[:pos] + damage[1] + lm[pos + 1 :]
     data = lm.encode()
-    by_pattern = sources._DATETIMES.fullmatch(data) is not None
-    by_columns = sources._in_range(data, len(values))
+    by_pattern = LINES.fullmatch(data) is not None
+    by_columns = in_range(data, len(values))
     assert not by_columns or by_pattern  # never takes what the pattern refuses
     if by_pattern and all(line[20:22] != "14" for line in lm.splitlines()):
         assert by_columns  # ...and takes all the pattern takes, but for +14:00 offsets
+    # the block check never takes what the one grammar refuses, and gives what it gives
+    taken = block_lastmods([v.encode() for v in lm.splitlines()])
+    if taken is not None:
+        assert [t.decode() for t in taken] == [format_lastmod(v) for v in lm.splitlines()]
+
+
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(_LASTMOD, min_size=1, max_size=4))
+def test_block_lastmods_never_take_what_the_grammar_refuses(values: list[str]) -> None:
+    taken = block_lastmods([v.encode() for v in values])
+    if taken is not None:
+        assert [t.decode() for t in taken] == [format_lastmod(v) for v in values]
 
 
 def test_fast_path_takes_plain_blocks_and_writes_what_the_row_path_writes(
@@ -189,7 +192,7 @@ def test_fast_path_takes_plain_blocks_and_writes_what_the_row_path_writes(
     ]
     body = ("\n".join(lines) + "\n").encode()
     with sk.SitemapWriter(tmp_path / "o", base_url=BASE) as w:
-        fast = sources._Fast(w, ["loc", "lastmod", "changefreq", "priority"])
+        fast = serialize.BlockFormatter(BASE, ["loc", "lastmod", "changefreq", "priority"])
         result = fast.format(body)
         assert result is not None  # the equivalence tests above are not vacuous
         entries, count, hashes = result
@@ -198,7 +201,7 @@ def test_fast_path_takes_plain_blocks_and_writes_what_the_row_path_writes(
         for line, row in zip(entries.decode().splitlines(), lines, strict=True):
             loc, lastmod, cf, pr = row.split(",")
             url = sk.Url(w.resolve(loc), lastmod=lastmod, changefreq=cf, priority=pr)
-            assert line + "\n" == w.entry(url)[0]
+            assert line + "\n" == serialize.url_entry(url)[0]
         # one bad value anywhere sends the whole block to the row path
         assert fast.format(body.replace(b"2024-02-29T23", b"2023-02-29T23", 1)) is None
         assert fast.format(body.replace(b"+14:00", b"+14:01", 1)) is None
@@ -206,26 +209,23 @@ def test_fast_path_takes_plain_blocks_and_writes_what_the_row_path_writes(
 
 
 @pytest.mark.parametrize("base", ["https://example.com/", "https://example.com/shop/"])
-def test_dot_segments_get_what_the_row_path_gives(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, base: str
-) -> None:
+def test_dot_segments_get_what_the_row_path_gives(tmp_path: Path, base: str) -> None:
     paths = ["a/./b", "a/../b", "..", "../../x", ".well-known/x", "x?next=/../y", "a/.."]
     text = "loc,priority\n" + "".join(f"{base}{p},0.5\n" for p in paths)
 
-    def outcome(i: int) -> bytes | str:
+    def outcome(i: int, fast_path: bool) -> bytes | str:
         src = tmp_path / str(i) / "d.csv"
         src.parent.mkdir()
         src.write_text(text)
         try:
             with sk.SitemapWriter(tmp_path / f"o{i}", base_url=base) as w:
-                write_inputs(w, [str(src)])
+                write_inputs(w, [str(src)], fast_path=fast_path)
         except sk.SitemapError as exc:
             return f"error line {exc.line}: {exc.message}"
         return (tmp_path / f"o{i}" / "sitemap.xml").read_bytes()
 
-    fast = outcome(1)
-    row_path_only(monkeypatch)
-    assert fast == outcome(2)
+    fast = outcome(1, True)
+    assert fast == outcome(2, False)
     # under a folder, "../" climbs out of it: refused, whichever path wrote it
     assert isinstance(fast, str) == (base != BASE)
 
@@ -311,10 +311,8 @@ def test_jsonl_error_position(tmp_path: Path) -> None:
     assert (info.value.line, info.value.field) == (2, "lastmod")
 
 
-@pytest.fixture
-def parallel(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Take the forked paths for small files too."""
-    monkeypatch.setattr(sources, "_PARALLEL_MIN", 0)
+FORKED = 0  # parallel_min: take the forked path for small files too
+SEQUENTIAL = 1 << 40
 
 
 def _big_csv(n: int, *, bad: int | None = None, dup: int | None = None) -> str:
@@ -326,66 +324,65 @@ def _big_csv(n: int, *, bad: int | None = None, dup: int | None = None) -> str:
     return "\n".join(rows) + "\n"
 
 
-def _outputs(tmp: Path, text: str, name: str, **kw: object) -> dict[str, bytes]:
+def _outputs(
+    tmp: Path, text: str, name: str, *, parallel_min: int = FORKED, **kw: object
+) -> dict[str, bytes]:
     src = tmp / name
     src.write_text(text)
     out = tmp / ("out-" + name)
     with sk.SitemapWriter(out, base_url=BASE, max_urls=1000, **kw) as w:  # type: ignore[arg-type]
-        write_inputs(w, [str(src)])
+        write_inputs(w, [str(src)], parallel_min=parallel_min)
     return {p.name: p.read_bytes() for p in out.iterdir()}
 
 
+def _spy_forked(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Record whether each forked write went through (``True``) or gave up."""
+    calls: list[bool] = []
+    real = forked_path.write_forked
+
+    def spy(*a: Any, **k: Any) -> bool:
+        calls.append(real(*a, **k))
+        return calls[-1]
+
+    monkeypatch.setattr(forked_path, "write_forked", spy)
+    return calls
+
+
 def test_forked_shard_writing_is_byte_identical(
-    tmp_path: Path, parallel: None, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     text = _big_csv(3_500, dup=2_600)
-    calls: list[int] = []
-    real = sources._write_parallel
-
-    def spy(*a: object, **k: object) -> bool:
-        ok = real(*a, **k)  # type: ignore[arg-type]
-        calls.append(ok)
-        return ok
-
-    monkeypatch.setattr(sources, "_write_parallel", spy)
+    calls = _spy_forked(monkeypatch)
     forked = _outputs(tmp_path, text, "a.csv", gzip=True)
     assert calls == [True]
-    monkeypatch.setattr(sources, "_PARALLEL_MIN", 1 << 40)
-    sequential = _outputs(tmp_path, text, "b.csv", gzip=True)
+    sequential = _outputs(tmp_path, text, "b.csv", gzip=True, parallel_min=SEQUENTIAL)
     assert forked == sequential
     assert len(forked) == 5  # 4 shards (one duplicate dropped from shard 3) + index
 
 
 def test_a_dying_shard_writer_hands_the_input_to_the_sequential_path(
-    tmp_path: Path, parallel: None, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     text = _big_csv(3_500, dup=2_600)
-    sequential_min = sources._PARALLEL_MIN
-    real = sources._range_job
+    real = forked_path.write_range
 
-    def dies_on_the_second_shard(job: tuple[int, int, int, int, str]) -> tuple[object, ...]:
-        if job[0] == 1:
+    def dies_on_the_second_shard(
+        ctx: forked_path.Context, job: forked_path.Job
+    ) -> forked_path.Outcome:
+        if job.k == 1:
             os._exit(9)  # as if killed: no result, the pipe just ends
-        return real(job)
+        return real(ctx, job)
 
-    monkeypatch.setattr(sources, "_range_job", dies_on_the_second_shard)  # inherited by the fork
-    calls: list[bool] = []
-    write_parallel = sources._write_parallel
-
-    def spy(*a: Any, **k: Any) -> bool:
-        calls.append(write_parallel(*a, **k))
-        return calls[-1]
-
-    monkeypatch.setattr(sources, "_write_parallel", spy)
+    monkeypatch.setattr(forked_path, "write_range", dies_on_the_second_shard)  # inherited
+    calls = _spy_forked(monkeypatch)
     forked = _outputs(tmp_path, text, "a.csv", gzip=True)
     assert calls == [False]  # it gave up...
-    monkeypatch.setattr(sources, "_PARALLEL_MIN", 1 << 40)
-    assert sequential_min == 0
-    assert forked == _outputs(tmp_path, text, "b.csv", gzip=True)  # ...and nothing was lost
+    sequential = _outputs(tmp_path, text, "b.csv", gzip=True, parallel_min=SEQUENTIAL)
+    assert forked == sequential  # ...and nothing was lost
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
-def test_forked_error_names_the_right_line(tmp_path: Path, parallel: None) -> None:
+def test_forked_error_names_the_right_line(tmp_path: Path) -> None:
     with pytest.raises(sk.InputError) as info:
         _outputs(tmp_path, _big_csv(3_500, bad=2_345), "c.csv")
     assert (info.value.line, info.value.field) == (2_345 + 2, "lastmod")
@@ -393,19 +390,16 @@ def test_forked_error_names_the_right_line(tmp_path: Path, parallel: None) -> No
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
-def test_forked_text_input(tmp_path: Path, parallel: None) -> None:
+def test_forked_text_input(tmp_path: Path) -> None:
     text = "".join(f"{BASE}t/{i}\n" for i in range(2_500))
     out = _outputs(tmp_path, text, "u.txt", format="txt")
     assert out["sitemap-3.txt"].decode().splitlines()[0] == f"{BASE}t/2000"
 
 
-def test_forked_path_falls_back_when_bytes_bind(
-    tmp_path: Path, parallel: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_forked_path_falls_back_when_bytes_bind(tmp_path: Path) -> None:
     text = _big_csv(2_500)
     forked = _outputs(tmp_path, text, "d.csv", max_bytes=60_000)
-    monkeypatch.setattr(sources, "_PARALLEL_MIN", 1 << 40)
-    assert forked == _outputs(tmp_path, text, "e.csv", max_bytes=60_000)
+    assert forked == _outputs(tmp_path, text, "e.csv", max_bytes=60_000, parallel_min=SEQUENTIAL)
     assert len(forked) > 4  # the byte limit, not the count, cut the shards
 
 
@@ -422,19 +416,24 @@ def test_forked_path_falls_back_when_bytes_bind(
     ],
 )
 def test_forked_path_falls_back_on_input_it_cannot_cut(
-    tmp_path: Path, parallel: None, monkeypatch: pytest.MonkeyPatch, damage: Any
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: Any
 ) -> None:
+    from sitemapkit.writer import dedupe
+
     head, *rows = _big_csv(2_500).splitlines()
     text = "\n".join([head, *damage(rows)]) + "\n"
     rereads: list[int] = []  # hash runs of shards dropped in the fallback would show here
-    monkeypatch.setattr(sk.SitemapWriter, "_drop_duplicates", lambda w: rereads.append(1))
+
+    def no_pass(*a: Any) -> tuple[Any, Any, int]:
+        rereads.append(1)
+        return a[2], a[3], 0
+
+    monkeypatch.setattr(dedupe, "drop_duplicates", no_pass)
     forked = _outputs(tmp_path, text, "f.csv")
     assert rereads == []
     monkeypatch.undo()
-    monkeypatch.setattr(sources, "_PARALLEL_MIN", 0)
     forked = _outputs(tmp_path, text, "f2.csv")
-    monkeypatch.setattr(sources, "_PARALLEL_MIN", 1 << 40)
-    assert forked == _outputs(tmp_path, text, "g.csv")
+    assert forked == _outputs(tmp_path, text, "g.csv", parallel_min=SEQUENTIAL)
     assert len(forked) == 4  # 3 shards + index: no row lost or split
 
 
@@ -450,3 +449,21 @@ def test_malformed_csv_is_an_input_error(tmp_path: Path, text: str, line: int) -
     with pytest.raises(sk.InputError, match="malformed CSV") as info:
         run(tmp_path, "m.csv", text)
     assert info.value.line == line
+
+
+def test_the_writer_takes_a_whole_file_only_when_fresh_and_streaming(tmp_path: Path) -> None:
+    from sitemapkit.io.sources import PlainFile
+
+    src = tmp_path / "u.txt"
+    src.write_text("".join(f"{BASE}t/{i}\n" for i in range(10)))
+    fmt = serialize.BlockFormatter(BASE, ["loc"])
+    plain = PlainFile(str(src), str(src), 0, fmt, lambda raw: raw)
+    with sk.SitemapWriter(tmp_path / "a", base_url=BASE) as w:
+        w.add(BASE + "first")
+        assert not w.add_plain_file(plain)  # not fresh: the caller adds the lines itself
+    with sk.SitemapWriter(tmp_path / "b", base_url=BASE, state=tmp_path / "s.db") as w:
+        assert not w.add_plain_file(plain)
+        block = fmt.format(src.read_bytes())
+        assert block is not None
+        with pytest.raises(RuntimeError, match="state file"):
+            w.add_block(block)

@@ -401,9 +401,12 @@ def _bad(name: str, value: object) -> Any:
 class Url:
     """``<url>``: one page of a sitemap.
 
-    ``loc`` is turned from an IRI into a URI (``iri_to_uri``); ``lastmod`` is
-    formatted per ``format_lastmod``; ``changefreq`` is lowercased and checked;
-    ``priority`` must lie in 0.0–1.0 and is rounded half-up to one decimal.
+    ``loc`` is turned from an IRI into a URI (``iri_to_uri``) and must be absolute
+    (sitemaps.org: "begin with the protocol"); a relative loc has no meaning without a
+    base, so only a writer takes one, as a string it resolves against its
+    ``base_url`` before building the ``Url``. ``lastmod`` is formatted per
+    ``format_lastmod``; ``changefreq`` is lowercased and checked; ``priority`` must lie
+    in 0.0–1.0 and is rounded half-up to one decimal.
 
     >>> Url("https://example.com/küche", lastmod="2024-05-01", priority="0.55").priority
     0.6

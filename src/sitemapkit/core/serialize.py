@@ -4,24 +4,37 @@ It owns element order (the XSDs' sequences), namespaces (only those used, on the
 root), escaping and number formatting; see the writer contract in
 ``spec/RULES.md``. Every entry is exactly one line, so a document's byte size is
 the sum of its parts and a shard can be cut between any two lines.
+
+:class:`BlockFormatter` is its fast path for plain rows (loc, lastmod, changefreq,
+priority): a whole block of input lines becomes entry lines at once, byte-identical
+to :func:`url_entry` of each row (tested), or ``None`` when any value is not plain.
 """
 
 from __future__ import annotations
 
+import re
+from array import array
 from collections.abc import Iterable, Iterator
-from typing import BinaryIO, Final
+from typing import BinaryIO, Final, NamedTuple
+from urllib.parse import urlsplit
 
-from .model import Image, News, SitemapRef, Url, Video
+from .grammar import PRIORITY_TEXTS
+from .lastmod import block_lastmods
+from .limits import MAX_LOC_LENGTH, MIN_LOC_LENGTH
+from .model import CHANGEFREQS, Image, News, SitemapRef, Url, Video
 from .namespace import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
 from .urls import escape
 
 __all__ = [
+    "BASIC_COLUMNS",
     "IMAGE",
     "NAMESPACES",
     "NEWS",
     "SITEMAP_NS",
     "VIDEO",
     "XHTML",
+    "BlockFormatter",
+    "EntryBlock",
     "dump",
     "dumps",
     "footer",
@@ -249,3 +262,139 @@ def dump(
 ) -> None:
     """Serialize one small document into a binary file object (see :func:`dumps`)."""
     fp.write(dumps(items, stylesheet=stylesheet, keep_deprecated=keep_deprecated))
+
+
+# -- the fast path: blocks of plain rows -------------------------------------------
+
+#: The columns of a plain row, in the order their elements stand in ``<url>``.
+BASIC_COLUMNS: Final = ("loc", "lastmod", "changefreq", "priority")
+_OPEN: Final = {c: f"<{c}>" for c in BASIC_COLUMNS}
+# URI characters (RFC 3986 unreserved, reserved and "%"), and the line end
+_URI_BYTES: Final = (
+    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#[]@!$&'()*+,;=%\n"
+)
+_HIGH_BYTES: Final = bytes(range(128, 256))
+_BAD_PCT: Final = re.compile(rb"%(?![0-9A-Fa-f]{2})")
+# what escape() makes of the URI characters it changes ("&" first, as it does)
+_LOC_ESCAPES: Final = tuple(
+    (c.encode(), escape(c).encode())
+    for c in sorted(set(_URI_BYTES.decode()) - {"\n"}, key=lambda c: (c != "&", c))
+    if escape(c) != c
+)
+_PRIORITIES: Final = frozenset(p.encode() for p in PRIORITY_TEXTS)
+_CHANGEFREQS: Final = frozenset(c.encode() for c in CHANGEFREQS)
+
+
+class EntryBlock(NamedTuple):
+    """Ready entry lines, how many, and ``hash()`` of each loc as escaped in the file."""
+
+    data: bytes
+    entries: int
+    hashes: array[int]
+
+
+class BlockFormatter:
+    """Entry lines for blocks of plain rows of ``columns`` (a subset of :data:`BASIC_COLUMNS`).
+
+    ``base_url`` is the writer's (ending in ``/``); ``txt``: a text sitemap's lines.
+    Pure, so it also runs in forked processes.
+    """
+
+    def __init__(self, base_url: str, columns: list[str], *, txt: bool = False) -> None:
+        self.columns = columns
+        self.txt = txt
+        # Every line must start with the base URL (lowercase scheme and host, so the
+        # slow path would not change it) whether or not locations are checked:
+        # anything else takes the slow path.
+        self.base = base_url.encode()
+        self.prefix = b"\n" + self.base
+        # Dot segments ("/./", "/../") may climb out of a base folder, which the row
+        # path's location check finds; under a root base every path stays inside.
+        self.dots = urlsplit(base_url).path != "/"
+        order = [c for c in BASIC_COLUMNS if c in columns]
+        self.order = order
+        width = 2 * len(order) + 1
+        # [<url><loc>, LOC, </loc><lastmod>, LASTMOD, ..., </priority></url>\n]
+        merged: list[str] = ["<url><loc>"]
+        for i, c in enumerate(order):
+            merged.append("")
+            nxt = order[i + 1] if i + 1 < len(order) else None
+            merged.append(f"</{c}>" + (_OPEN[nxt] if nxt else "</url>\n"))
+        assert len(merged) == width
+        self.template = [part.encode() for part in merged]
+        self.width = width
+
+    def format(self, data: bytes) -> EntryBlock | None:
+        """Entry lines, their count and loc hashes for a block of whole input lines.
+
+        ``None`` when a value is not plain: the caller then takes the row path (which
+        also reports what is wrong, with its line).
+
+        Works on the UTF-8 bytes. URL checks, percent-encoding and escaping run on the
+        whole block at once: the other columns may only hold characters that none of
+        these steps touch, and they are checked to hold exactly that afterwards.
+        """
+        n = data.count(b"\n")
+        # blank lines fail the check that every line starts with the base URL, below
+        if not n or data[0] == 10 or b"\r" in data or data[-1] != 10:
+            return None
+        # only escapes of the input can be broken: the ones made here are whole
+        escapes = b"%" in data
+        # what is not a URI character must be the UTF-8 of non-ASCII characters
+        other = data.translate(None, _URI_BYTES)
+        if other:
+            if other.translate(None, _HIGH_BYTES):
+                return None
+            try:
+                data.decode("utf-8")
+            except UnicodeDecodeError:
+                return None
+            # IRI -> URI: each byte of a non-ASCII character's UTF-8 is percent-encoded
+            for byte in set(other):
+                data = data.replace(bytes((byte,)), b"%%%02X" % byte)
+        if (
+            (escapes and _BAD_PCT.search(data) is not None)
+            or (self.dots and b"/." in data)
+            or not data.startswith(self.base)
+            or data.count(self.prefix) != n - 1
+        ):
+            return None
+        if not self.txt:
+            for char, ref in _LOC_ESCAPES:
+                if char in data:
+                    data = data.replace(char, ref)
+        ncol = len(self.columns)
+        fields = data.split(b"\n") if ncol == 1 else data.replace(b"\n", b",").split(b",")
+        if len(fields) != n * ncol + 1:
+            return None
+        fields.pop()  # after the last newline
+        cols = {c: fields[i::ncol] for i, c in enumerate(self.columns)}
+        loc_list = cols["loc"]
+        # escaped lengths are an upper bound of the real ones: exact checks on the row path;
+        # every loc starts with the base URL, so none is shorter than it
+        if max(map(len, loc_list)) > MAX_LOC_LENGTH or (
+            len(self.base) < MIN_LOC_LENGTH and min(map(len, loc_list)) < MIN_LOC_LENGTH
+        ):
+            return None
+        hashes = array("q", map(hash, loc_list))
+        if self.txt:
+            return EntryBlock(data if ncol == 1 else b"\n".join(loc_list) + b"\n", n, hashes)
+        values: dict[str, list[bytes]] = {"loc": loc_list}
+        if "lastmod" in cols:
+            lm = block_lastmods(cols["lastmod"])
+            if lm is None:
+                return None
+            values["lastmod"] = lm
+        if "changefreq" in cols:
+            if not set(cols["changefreq"]) <= _CHANGEFREQS:
+                return None
+            values["changefreq"] = cols["changefreq"]
+        if "priority" in cols:
+            if not set(cols["priority"]) <= _PRIORITIES:
+                return None
+            values["priority"] = cols["priority"]
+        out = self.template * n
+        w = self.width
+        for i, c in enumerate(self.order):
+            out[2 * i + 1 :: w] = values[c]
+        return EntryBlock(b"".join(out), n, hashes)

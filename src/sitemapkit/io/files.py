@@ -92,9 +92,11 @@ class Worker:
 
 
 class ShardFile:
-    """A file being written by the worker: plain or gzip; counts raw and stored bytes.
+    """A file being written: plain or gzip; counts raw and stored bytes.
 
-    Methods named ``_do_*`` run on the worker thread only.
+    The thread that opens it owns it until it is closed: only that thread may write
+    or close it (checked, so a file handed to the writer's worker thread is never
+    written from another). Once closed, any thread may open it again.
     """
 
     def __init__(self, path: Path, *, gzip: bool, level: int | None = None) -> None:
@@ -105,22 +107,35 @@ class ShardFile:
         self.stored_bytes = 0
         self._fh: BinaryIO | None = None
         self._z: Any = None
+        self._owner: int | None = None
 
-    def _do_open(self) -> None:
-        self._fh = open(self.path, "wb")  # noqa: SIM115 - closed by _do_close
+    def _own(self) -> None:
+        if self._owner != threading.get_ident():
+            raise RuntimeError(f"{self.path.name} is written by the thread that opened it")
+
+    def open(self) -> None:
+        """Start (or restart) the file, empty; the calling thread owns it until closed."""
+        if self._owner is not None:
+            raise RuntimeError(f"{self.path.name} is open already")
+        self._owner = threading.get_ident()
+        self._fh = open(self.path, "wb")  # noqa: SIM115 - closed by close()
         self._z = gzip_compressobj(self.level) if self.gzip else None
+        self.raw_bytes = 0
 
-    def _do_write(self, data: bytes) -> None:
+    def write(self, data: bytes) -> None:
+        self._own()
         assert self._fh is not None
         self.raw_bytes += len(data)
         self._fh.write(self._z.compress(data) if self._z is not None else data)
 
-    def _do_close(self) -> None:
+    def close(self) -> None:
+        self._own()
         assert self._fh is not None
         if self._z is not None:
             self._fh.write(self._z.flush())
         self._fh.close()
         self._fh = None
+        self._owner = None
         self.stored_bytes = self.path.stat().st_size
 
     def read_back(self) -> bytes:

@@ -1,0 +1,146 @@
+"""io: input sources for the writer: .txt, .csv, .jsonl, sitemaps (.xml, .xml.gz), stdin.
+
+Each source pushes its records into a :class:`Sink` (a :class:`~sitemapkit.SitemapWriter`)
+through its public methods only. Bad input raises :class:`~sitemapkit.InputError`
+naming the file, the line and the field. CSV and text files take a fast path when a
+block of lines holds only plain, already-canonical values (``core.serialize``'s
+``BlockFormatter``); one big plain input file is offered to the writer whole, which
+writes it shard by shard in forked processes (``sitemapkit.writer.parallel``).
+
+One module per input format: :mod:`.table` (CSV), :mod:`.text`, :mod:`.jsonl`,
+:mod:`.sitemap`; :mod:`.record` builds records from rows, :mod:`.sink` is the seam.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+from collections import deque
+from collections.abc import Iterable
+from pathlib import Path
+from typing import BinaryIO, Final, cast
+
+from ...errors import InputError
+from ..files import open_input
+from .jsonl import write_jsonl
+from .record import CSV_COLUMNS, error_at
+from .sink import Input, PlainFile, Progress, Sink
+from .sitemap import local_child, write_xml
+from .table import write_csv
+from .text import BLOCK, write_txt
+
+__all__ = [
+    "BLOCK",
+    "CSV_COLUMNS",
+    "PARALLEL_MIN",
+    "Input",
+    "PlainFile",
+    "Progress",
+    "Sink",
+    "detect_format",
+    "error_at",
+    "write_inputs",
+]
+
+#: Inputs bigger than this are offered to the writer whole (forked, given 2+ cores).
+PARALLEL_MIN: Final = 16 << 20
+
+
+def detect_format(name: str, head: bytes) -> str:
+    """``csv``, ``jsonl``, ``txt`` or ``xml`` from the file name, else from the content."""
+    lower = name.lower()
+    for ext, kind in (
+        (".csv", "csv"),
+        (".jsonl", "jsonl"),
+        (".ndjson", "jsonl"),
+        (".json", "jsonl"),
+        (".txt", "txt"),
+        (".xml", "xml"),
+        (".gz", "xml"),
+        (".rss", "xml"),
+        (".atom", "xml"),
+    ):
+        if lower.endswith(ext):
+            return kind
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head[:2] == b"\x1f\x8b" or text.startswith(b"<"):
+        return "xml"
+    if text.startswith(b"{"):
+        return "jsonl"
+    first = text.split(b"\n", 1)[0].lower()
+    if b"," in first and first.split(b",", 1)[0].strip(b'" ') == b"loc":
+        return "csv"
+    return "txt"
+
+
+def _is_big(stream: BinaryIO, limit: int) -> bool:
+    """Worth forking formatter processes for: a regular file of more than ``limit`` bytes."""
+    try:
+        st = os.fstat(stream.fileno())
+    except (OSError, io.UnsupportedOperation, AttributeError):
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_size > limit
+
+
+def write_inputs(
+    writer: Sink,
+    inputs: Iterable[str],
+    *,
+    progress: Progress | None = None,
+    parallel_min: int = PARALLEL_MIN,
+    fast_path: bool = True,
+) -> list[str]:
+    """Push every input into ``writer`` in order; return notes worth telling the user.
+
+    A sole input file bigger than ``parallel_min`` bytes is offered to the writer whole
+    (:meth:`Sink.add_plain_file`); ``fast_path=False`` reads every input row by row
+    (the output is the same: tests compare the two).
+    """
+    inputs = list(inputs)
+    sole = len(inputs) == 1 and inputs[0] != "-"
+    notes: list[str] = []
+    # a local index brings in the child files beside it, each read once, in its order
+    queue = deque(inputs)
+    seen: set[Path] = set()
+    while queue:
+        name = queue.popleft()
+        if name != "-":
+            real = Path(name).resolve()
+            if real in seen:
+                continue
+            seen.add(real)
+        where = "<stdin>" if name == "-" else name
+        try:
+            stream = open_input(name)
+        except OSError as exc:
+            raise InputError(f"cannot open input: {exc.strerror}", where=where) from None
+        with stream:
+            buffered = (
+                stream
+                if isinstance(stream, io.BufferedReader)
+                else io.BufferedReader(cast(io.RawIOBase, stream))
+            )
+            kind = detect_format(name, buffered.peek(4096)[:4096])
+            whole = name if sole and _is_big(buffered, parallel_min) else None
+            src = Input(buffered, where, progress, whole, fast_path)
+            if kind == "csv":
+                write_csv(writer, src)
+            elif kind == "txt":
+                write_txt(writer, src)
+            elif kind == "jsonl":
+                skipped = write_jsonl(writer, src)
+                if skipped:
+                    notes.append(f"{where}: {skipped} records of another kind than 'url' skipped")
+            else:
+                children = write_xml(writer, src)
+                found = [None if name == "-" else local_child(name, c) for c in children]
+                queue.extendleft(reversed([f for f in found if f is not None]))
+                missing = [c for c, f in zip(children, found, strict=True) if f is None]
+                if missing:
+                    notes.append(
+                        f"{where}: a sitemap index; {len(missing)} of its {len(children)} child "
+                        f"sitemaps are not files beside it and were not read, e.g. {missing[0]} "
+                        "(give the child files as inputs)"
+                    )
+    return notes

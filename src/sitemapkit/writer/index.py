@@ -1,0 +1,94 @@
+"""writer: the sitemap index over the shards, and the last step both modes share.
+
+An index file lists at most ``max_index_entries`` sitemaps in at most ``max_bytes``
+(sitemaps.org: an index "may not list more than 50,000 Sitemaps and must be no
+larger than 50MB"); more shards than one index holds make several, reported in a note.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from ..core.model import SitemapRef
+from ..core.serialize import footer, header, sitemap_entry
+from ..errors import InputError
+from ..io.files import Publisher
+from .result import FileInfo, WriteResult
+from .settings import Settings
+
+__all__ = ["publish", "refuse_many", "write_indexes"]
+
+
+def write_indexes(
+    s: Settings,
+    publisher: Publisher,
+    names: list[str],
+    notes: list[str],
+    lastmods: Mapping[str, str] | None = None,
+) -> list[FileInfo]:
+    """Index files over ``names``, each within the entry and byte limits (exactly)."""
+    head = header("sitemapindex", 0, s.stylesheet)
+    tail = footer("sitemapindex")
+    fixed = len(head.encode()) + len(tail.encode())
+    max_bytes = s.limits.bytes
+    groups: list[list[str]] = [[]]
+    size = fixed
+    for n in names:
+        lm = lastmods.get(n) if lastmods else None
+        entry = sitemap_entry(SitemapRef(s.base_url + n, lastmod=lm))
+        b = len(entry.encode())
+        if fixed + b > max_bytes:
+            raise InputError(
+                f"an index entry ({b} bytes) does not fit in {max_bytes:,} bytes",
+                hint="raise --max-bytes",
+            )
+        if len(groups[-1]) >= s.max_index_entries or size + b > max_bytes:
+            groups.append([])
+            size = fixed
+        groups[-1].append(entry)
+        size += b
+    out = []
+    for k, group in enumerate(groups, 1):
+        iname = f"{s.name}.xml" if len(groups) == 1 else f"{s.name}-index-{k}.xml"
+        data = (head + "".join(group) + tail).encode()
+        publisher.stage(iname).write_bytes(data)
+        out.append(FileInfo(iname, "sitemapindex", len(group), len(data), len(data)))
+    if len(groups) > 1:
+        notes.append(
+            f"{len(names):,} sitemaps need {len(groups)} index files (an index lists at "
+            f"most {s.max_index_entries:,} sitemaps in at most {max_bytes:,} "
+            f"bytes); submit each index: {', '.join(i.name for i in out)}"
+        )
+    return out
+
+
+def refuse_many(s: Settings, shards: int) -> None:
+    """``index="never"`` allows one sitemap only."""
+    if s.index == "never" and shards > 1:
+        raise InputError(
+            f"the URLs need {shards} sitemaps but --index never allows only one",
+            hint="use --index auto, or raise the limits",
+        )
+
+
+def publish(
+    s: Settings,
+    publisher: Publisher,
+    result: WriteResult,
+    infos: list[FileInfo],
+    indexes: list[FileInfo],
+    *,
+    before: Callable[[], None] | None = None,
+) -> None:
+    """Record the staged set in ``result``, check it, and swap it in (the index last).
+
+    ``before`` runs once the set passed the check, just before the first move.
+    """
+    result.files = infos + indexes
+    result.indexes = [i.name for i in indexes]
+    result.urls = sum(i.entries for i in infos)
+    names = [i.name for i in infos]
+    s.check_staged(publisher.stage, [*names, *result.indexes])
+    if before is not None:
+        before()
+    result.removed = publisher.publish(names, result.indexes)
