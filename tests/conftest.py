@@ -1,11 +1,14 @@
-"""Shared fixtures: parsing written output back with a hardened lxml parser."""
+"""Shared test helpers: parsing written output back with a hardened lxml parser, building
+sitemap documents, and running the command in-process."""
 
 from __future__ import annotations
 
 import gzip
+import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from lxml import etree
 
 NS = {
@@ -36,3 +39,43 @@ def locs(path: Path) -> list[str]:
 @pytest.fixture
 def out(tmp_path: Path) -> Path:
     return tmp_path / "public"
+
+
+SM = "http://www.sitemaps.org/schemas/sitemap/0.9"
+DECL = '<?xml version="1.0" encoding="UTF-8"?>\n'
+
+
+def urlset(*rows: str, ns: str = "", indent: str = "", decl: str = DECL) -> str:
+    """A ``<urlset>`` document: ``decl``, the open tag (``ns``: more attributes), then each
+    of ``rows`` on a line of its own after ``indent``; the line numbers are the rows'."""
+    lines = "".join(f"{indent}{r}\n" for r in rows)
+    return f'{decl}<urlset xmlns="{SM}"{ns}>\n{lines}</urlset>\n'
+
+
+# -- the command, in-process -----------------------------------------------------------------
+
+_RUNNER = CliRunner()
+
+
+def cli_bytes(args: list[str], *, input: str | bytes | None = None) -> tuple[int, bytes, str]:
+    """Run ``sitemapkit ARGS`` in-process through its entry point, ``main()``, which maps
+    errors to exit codes; return (exit code, stdout bytes, stderr text). ``input`` is stdin."""
+    from sitemapkit.cli.main import main
+
+    with _RUNNER.isolation(input=input) as (out, err, _):
+        try:
+            main(args)
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+        else:  # pragma: no cover - main() always exits
+            raise AssertionError("main() returned without sys.exit()")
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        return code, out.getvalue(), err.getvalue().decode("utf-8", "backslashreplace")
+
+
+def cli(args: list[str], *, input: str | bytes | None = None) -> tuple[int, str, str]:
+    """As :func:`cli_bytes`, with stdout decoded: (exit code, stdout, stderr)."""
+    code, out, err = cli_bytes(args, input=input)
+    return code, out.decode(), err
