@@ -30,19 +30,13 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy src/sitemapkit
 
-# Two test processes (the machine has two cores) pay for tracing the branches. The summary
-# shows core file by file, then every package and the total; no threshold yet.
+# Two test processes (the machine has two cores) pay for tracing the branches; the summary
+# shows core file by file, then every package and the total (no threshold yet).
 JOBS ?= 2
-PACKAGES := core lint io writer validation cli contrib reader changes errors
 
 unit: $(STAMP) bytecode
-	$(BIN)/pytest -n $(JOBS) --cov --cov-report=
-	@$(BIN)/coverage report --include='src/sitemapkit/core/**'
-	@echo; echo "branch coverage by package:"
-	@for p in $(PACKAGES); do \
-	  printf '  %-12s %5s %%\n' $$p "$$($(BIN)/coverage report --format=total --include="src/sitemapkit/$$p/**,src/sitemapkit/$$p.py")"; \
-	done
-	@printf '  %-12s %5s %%\n' total "$$($(BIN)/coverage report --format=total)"
+	$(BIN)/pytest -n $(JOBS) --dist worksteal --cov --cov-report=
+	@$(BIN)/python .ci/summary.py
 
 test: lint typecheck unit
 
