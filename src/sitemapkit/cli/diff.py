@@ -11,10 +11,8 @@ from typing import IO, Any
 
 import click
 
-from ..changes import Change, Diff, diff
-from ..errors import SitemapError
+from .. import Change, Diff, ReadReport, SitemapError, diff
 from ..io.extsort import DEFAULT_MAX_BYTES
-from ..reader import ReadReport
 from . import option
 from .status import EXIT_UNREADABLE, Exit
 

@@ -11,9 +11,8 @@ from typing import IO
 
 import click
 
-from ..core.model import SitemapRef, Url
-from ..errors import SitemapError
-from ..reader import ReadReport, read_batches
+from .. import ReadReport, SitemapError, SitemapRef, Url
+from ..reader import read_batches
 from .status import EXIT_INPUT, EXIT_UNREADABLE, Exit
 
 _FLUSH = 1 << 20

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..changes import Diff, diff
-from ..core.finding import Finding
+from .. import Diff, Finding, InputError, diff
 from ..core.indexnow import (
     DEFAULT_ENDPOINT,
     MAX_URLS_PER_REQUEST,
@@ -24,7 +23,6 @@ from ..core.indexnow import (
     iter_batches,
     request_body,
 )
-from ..errors import InputError
 from . import option
 from .status import EXIT_INPUT, EXIT_UNREADABLE, Exit
 

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import click
 
-from .. import __version__
+from .. import ValidationReport, __version__, validate
 from ..lint.report import RENDERERS
-from ..validation import ValidationReport, validate
 from . import option
 from .status import EXIT_INPUT, EXIT_UNREADABLE, Exit
 

@@ -10,11 +10,9 @@ from pathlib import Path
 
 import click
 
-from ..core.finding import Finding
+from .. import Finding, InputError, SitemapWriter, WriteResult
 from ..core.limits import MAX_BYTES, MAX_URLS
-from ..errors import InputError
 from ..io.sources import write_inputs
-from ..writer import SitemapWriter, WriteResult
 from . import option
 
 
@@ -235,7 +233,7 @@ def _print_notes(result: WriteResult, notes: list[str]) -> None:
 
 def _validator(base_url: str) -> Callable[[Path], list[Finding]]:
     """The ``--validate`` hook: one staged file against every offline rule, at its URL."""
-    from ..validation import validate
+    from .. import validate
 
     base = base_url if base_url.endswith("/") else base_url + "/"
     now = dt.datetime.now(dt.UTC)
