@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -199,8 +199,9 @@ def test_a_long_retry_after_gives_up_at_once(engine: Engine) -> None:
 
 
 def test_unreachable_endpoint_exits_3(engine: Engine) -> None:
-    with ThreadingHTTPServer(("127.0.0.1", 0), BaseHTTPRequestHandler) as closed:
-        port = closed.server_address[1]
+    with socket.socket() as closed:  # a port nothing listens on once this is closed
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
     endpoint = f"http://127.0.0.1:{port}/indexnow"
     argv = [
         "submit",
