@@ -103,9 +103,15 @@ def engine() -> Iterator[Engine]:
 
 
 def run(
-    engine: Engine, key: str, args: list[str], *, input: str | None = None
+    engine: Engine,
+    key: str,
+    args: list[str],
+    *,
+    input: str | None = None,
+    endpoint: str | None = None,
 ) -> tuple[int, str, str]:
-    """``submit indexnow`` with ``key`` to the engine, short backoffs, then ``args``."""
+    """``submit indexnow`` with ``key`` to the engine (or ``endpoint``), short backoffs,
+    then ``args``."""
     argv = [
         "submit",
         "indexnow",
@@ -114,7 +120,7 @@ def run(
         "--host",
         engine.host,
         "--endpoint",
-        engine.url + "/indexnow",
+        endpoint or engine.url + "/indexnow",
         "--backoff",
         "0.05",
         *args,
@@ -203,22 +209,8 @@ def test_unreachable_endpoint_exits_3(engine: Engine) -> None:
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
     endpoint = f"http://127.0.0.1:{port}/indexnow"
-    argv = [
-        "submit",
-        "indexnow",
-        "--key",
-        OK,
-        "--host",
-        "127.0.0.1",
-        "--retries",
-        "1",
-        "--backoff",
-        "0",
-        "--endpoint",
-        endpoint,
-        page(engine, "a"),
-    ]
-    code, _, err = cli(argv)
+    args = ["--retries", "1", "--backoff", "0", page(engine, "a")]
+    code, _, err = run(engine, OK, args, endpoint=endpoint)
     assert code == 3
     assert "no answer from" in err and "gave up after 2 attempts" in err
 
@@ -320,18 +312,6 @@ def test_help_says_no_ping() -> None:
 
 
 def test_endpoint_must_be_http(engine: Engine) -> None:
-    code, _, err = cli(
-        [
-            "submit",
-            "indexnow",
-            "--key",
-            OK,
-            "--host",
-            "127.0.0.1",
-            "--endpoint",
-            "ftp://x/indexnow",
-            page(engine, "a"),
-        ]
-    )
+    code, _, err = run(engine, OK, [page(engine, "a")], endpoint="ftp://x/indexnow")
     assert code == 2
     assert "not an http(s) URL" in err
