@@ -1,12 +1,20 @@
-"""A scriptable HTTP/1.1 server on 127.0.0.1 for the online tests (no mocks of httpx).
+"""The one loopback HTTP/1.1 test server on 127.0.0.1 for every HTTP test (no mocks of httpx).
 
-Routes map a path (with its query) to a :class:`Reply` or to a function of the request
-(method, headers, how many times the path was requested) returning one. The server
-counts requests per method and path, and measures how many were in flight at once.
+Routes map a path (with its query) to a :class:`Reply`, to a function of the request
+(method, headers, how many times the path was requested) returning one, or to a
+:class:`Handle` (a function of the whole :class:`Request`, body included). Paths with no
+route are served from the folder given to :meth:`Site.static`, or answer 404. The server
+logs every request, counts them per method and path, and measures how many were in flight
+at once. Its loop polls every 20 ms, so closing it takes no longer than that.
 """
 
 from __future__ import annotations
 
+import contextlib
+import email.utils
+import json
+import mimetypes
+import socket
 import struct
 import threading
 import time
@@ -15,6 +23,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
 from typing import Any
 
 
@@ -25,9 +35,34 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay: float = 0.0  # before the status line
     ranges: bool = False  # answer a Range request with 206 and the slice
+    reset: bool = False  # close with RST instead of answering
+    cut: int | None = None  # send this many body bytes, then RST
+    stall: float = 0.0  # after `cut` bytes, wait instead of resetting
 
 
-Route = Reply | Callable[[str, dict[str, str], int], Reply]
+@dataclass
+class Request:
+    """One request as the server saw it (header names in lower case)."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    at: float  # time.monotonic() on arrival
+    count: int  # how many times this path was requested, this one included
+
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Handle:
+    """A route that sees the whole request, its body included."""
+
+    answer: Callable[[Request], Reply]
+
+
+Route = Reply | Handle | Callable[[str, dict[str, str], int], Reply]
 
 
 def html(head: str = "", status: int = 200, **headers: str) -> Reply:
@@ -39,13 +74,18 @@ def html(head: str = "", status: int = 200, **headers: str) -> Reply:
 
 
 class Site:
-    """Routes by path; counts requests and the largest number in flight at once."""
+    """Routes by path; logs and counts requests and the largest number in flight at once.
+
+    Use it as a context manager, or call :meth:`close`.
+    """
 
     def __init__(self) -> None:
         self.routes: dict[str, Route] = {}
         self.hits: Counter[tuple[str, str]] = Counter()
+        self.log: list[Request] = []
         self.active = 0
         self.max_active = 0
+        self.root: Path | None = None
         self._lock = threading.Lock()
         site = self
 
@@ -61,6 +101,9 @@ class Site:
             def do_HEAD(self) -> None:
                 site.serve(self, "HEAD")
 
+            def do_POST(self) -> None:
+                site.serve(self, "POST")
+
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.server.block_on_close = False
@@ -71,8 +114,24 @@ class Site:
         )
         self.thread.start()
 
+    def __enter__(self) -> Site:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
     def url(self, path: str) -> str:
         return self.base + path
+
+    def static(self, root: Path) -> Site:
+        """Serve the files under ``root`` at the paths no route claims (GET and HEAD)."""
+        self.root = root
+        return self
 
     def __setitem__(self, path: str, route: Route | bytes) -> None:
         self.routes[path] = Reply(body=route) if isinstance(route, bytes) else route
@@ -81,54 +140,108 @@ class Site:
     def requests(self) -> int:
         return sum(self.hits.values())
 
+    def count(self, path: str) -> int:
+        """How many times ``path`` was requested, by any method."""
+        return sum(n for (_, p), n in self.hits.items() if p == path)
+
     def paths(self) -> set[str]:
         """Every path requested (any method), robots.txt left out."""
         return {p for _, p in self.hits if p != "/robots.txt"}
 
+    def times(self, path: str) -> list[float]:
+        """When each request of ``path`` arrived (time.monotonic())."""
+        return [r.at for r in self.log if r.path == path]
+
     def serve(self, h: BaseHTTPRequestHandler, method: str) -> None:
         headers = {k.lower(): v for k, v in h.headers.items()}
+        body = h.rfile.read(int(headers.get("content-length", "0") or 0))
         with self._lock:
             self.hits[(method, h.path)] += 1
-            count = sum(n for (_, p), n in self.hits.items() if p == h.path)
+            count = self.count(h.path)
+            request = Request(method, h.path, headers, body, time.monotonic(), count)
+            self.log.append(request)
             self.active += 1
             self.max_active = max(self.max_active, self.active)
         try:
-            route = self.routes.get(h.path)
-            reply = (
-                Reply(404, b"not found")
-                if route is None
-                else route(method, headers, count)
-                if callable(route)
-                else route
-            )
+            reply = self._reply(request)
             if reply.delay:
                 time.sleep(reply.delay)
-            body = reply.body
-            status = reply.status
-            extra = dict(reply.headers)
-            wanted = headers.get("range", "")
-            if reply.ranges and status == 200 and wanted.startswith("bytes=0-"):
-                end = min(int(wanted[len("bytes=0-") :]), len(body) - 1)
-                extra["Content-Range"] = f"bytes 0-{end}/{len(body)}"
-                body = body[: end + 1]
-                status = 206
-            h.send_response(status)
-            for k, v in extra.items():
-                h.send_header(k, v)
-            if "Content-Length" not in extra:
-                h.send_header("Content-Length", str(len(body)))
-            h.end_headers()
-            if method != "HEAD":
-                h.wfile.write(body)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
         finally:
+            # out of flight before the answer goes out: a client that waits for it to send
+            # the next request never sees the two overlap
             with self._lock:
                 self.active -= 1
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            self._answer(h, request, reply)
+
+    def _reply(self, r: Request) -> Reply:
+        route = self.routes.get(r.path)
+        if isinstance(route, Handle):
+            return route.answer(r)
+        if callable(route):
+            return route(r.method, r.headers, r.count)
+        if route is not None:
+            return route
+        if self.root is not None and r.method in ("GET", "HEAD"):
+            return _file(self.root, r.path)
+        return Reply(404, b"not found")
+
+    def _answer(self, h: BaseHTTPRequestHandler, r: Request, reply: Reply) -> None:
+        if reply.reset:
+            _reset(h)
+            return
+        body = reply.body
+        status = reply.status
+        extra = dict(reply.headers)
+        wanted = r.headers.get("range", "")
+        if reply.ranges and status == 200 and wanted.startswith("bytes=0-"):
+            end = min(int(wanted[len("bytes=0-") :]), len(body) - 1)
+            extra["Content-Range"] = f"bytes 0-{end}/{len(body)}"
+            body = body[: end + 1]
+            status = 206
+        h.send_response(status)
+        for k, v in extra.items():
+            h.send_header(k, v)
+        if "Content-Length" not in extra:
+            h.send_header("Content-Length", str(len(body)))
+        h.end_headers()
+        if r.method == "HEAD":
+            return
+        if reply.cut is None:
+            h.wfile.write(body)
+            return
+        h.wfile.write(body[: reply.cut])
+        h.wfile.flush()
+        if reply.stall:
+            time.sleep(reply.stall)
+        _reset(h)
 
     def close(self) -> None:
         self.server.shutdown()
         self.server.server_close()
+
+
+def _file(root: Path, path: str) -> Reply:
+    """A file under ``root``, typed as http.server's static handler types it."""
+    target = (root / path.split("?", 1)[0].lstrip("/")).resolve()
+    if not target.is_relative_to(root.resolve()) or not target.is_file():
+        return Reply(404, b"not found")
+    kind = "application/gzip" if target.suffix == ".gz" else mimetypes.guess_type(target)[0]
+    modified = email.utils.formatdate(target.stat().st_mtime, usegmt=True)
+    return Reply(
+        200,
+        target.read_bytes(),
+        {"Content-Type": kind or "application/octet-stream", "Last-Modified": modified},
+    )
+
+
+def _reset(h: BaseHTTPRequestHandler) -> None:
+    """Close the connection with a TCP RST (SO_LINGER 0), as a crashing peer does."""
+    h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    h.close_connection = True
+    h.rfile.close()
+    h.wfile.close()  # the socket's own file objects hold it open until closed
+    h.connection.close()
 
 
 # -- real image files, written byte by byte (no imaging library) ------------------------------

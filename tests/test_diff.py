@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import gzip
-import http.server
 import importlib
 import json
 import os
 import random
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +17,8 @@ from hypothesis import strategies as st
 import sitemapkit as sk
 from sitemapkit.changes import canonical_json, iter_urls
 from sitemapkit.io.extsort import ExternalSorter
+
+from .site import Site
 
 BASE = "https://example.com/"
 
@@ -195,24 +195,13 @@ def test_a_self_listing_index_does_not_loop(tmp_path: Path) -> None:
     assert [u.loc for u in iter_urls(str(tmp_path))] == [BASE + "x"]
 
 
-class _Static(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     root = tmp_path / "www"
     root.mkdir()
-    handler = lambda *a: _Static(*a, directory=str(root))  # noqa: E731
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/", root
-    finally:
-        server.shutdown()
-        server.server_close()
+    with Site() as site:
+        site.static(root)
+        yield site.url("/"), root
 
 
 def test_a_sitemap_url_against_a_local_file(served: tuple[str, Path], tmp_path: Path) -> None:

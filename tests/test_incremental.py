@@ -12,7 +12,7 @@ import pytest
 
 import sitemapkit as sk
 
-from .conftest import NS, parse
+from .conftest import NS, cli_bytes, parse
 
 BASE = "https://example.com/"
 T1 = dt.datetime(2024, 1, 1, 12, 0, tzinfo=dt.UTC)
@@ -173,29 +173,26 @@ def test_killed_mid_run_recovers(tmp_path: Path) -> None:
 
 
 def test_submit_changed_since_sends_what_the_last_run_changed(
-    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+    tmp_path: Path,
 ) -> None:
     import json
-
-    from sitemapkit.cli.main import main
 
     out, state = tmp_path / "out", tmp_path / "s.sqlite"
     run(out, state, [("a", "1"), ("b", "1"), ("c", "1")], T1)
     run(out, state, [("a", "1"), ("b", "2"), ("d", "1")], T2)  # b changed, c removed, d new
-    with pytest.raises(SystemExit) as info:
-        main(
-            [
-                "submit",
-                "indexnow",
-                "--key",
-                "0123456789abcdef",
-                "--host",
-                "example.com",
-                "--changed-since",
-                str(state),
-                "--dry-run",
-            ]
-        )
-    assert info.value.code in (0, None)
-    body = json.loads(capsysbinary.readouterr().out)
+    code, out, _ = cli_bytes(
+        [
+            "submit",
+            "indexnow",
+            "--key",
+            "0123456789abcdef",
+            "--host",
+            "example.com",
+            "--changed-since",
+            str(state),
+            "--dry-run",
+        ]
+    )
+    assert code == 0
+    body = json.loads(out)
     assert body["urlList"] == [BASE + "b", BASE + "c", BASE + "d"]

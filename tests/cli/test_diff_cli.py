@@ -10,16 +10,10 @@ from pathlib import Path
 import pytest
 
 import sitemapkit as sk
-from sitemapkit.cli.main import main
+
+from ..conftest import cli
 
 BASE = "https://example.com/"
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
 
 
 @pytest.fixture
@@ -52,8 +46,8 @@ def pair(tmp_path: Path) -> tuple[str, str]:
     return str(old), str(new)
 
 
-def test_text_format(pair: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(["diff", *pair], capsys)
+def test_text_format(pair: tuple[str, str]) -> None:
+    code, out, err = cli(["diff", *pair])
     assert code == 1
     assert out.splitlines() == [
         f'~ {BASE}a  lastmod: 2024-05-01 -> 2024-06-01; images: [] -> [{{"loc":"{BASE}i.jpg"}}]',
@@ -64,8 +58,8 @@ def test_text_format(pair: tuple[str, str], capsys: pytest.CaptureFixture[str]) 
     assert err == ""
 
 
-def test_jsonl_format(pair: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(["diff", *pair, "--format", "jsonl"], capsys)
+def test_jsonl_format(pair: tuple[str, str]) -> None:
+    code, out, err = cli(["diff", *pair, "--format", "jsonl"])
     assert code == 1
     rows = [json.loads(line) for line in out.splitlines()]
     assert [(r["change"], r["loc"], r["fields"]) for r in rows] == [
@@ -83,8 +77,8 @@ def test_jsonl_format(pair: tuple[str, str], capsys: pytest.CaptureFixture[str])
     )
 
 
-def test_csv_format(pair: tuple[str, str], capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(["diff", *pair, "--format", "csv"], capsys)
+def test_csv_format(pair: tuple[str, str]) -> None:
+    code, out, _ = cli(["diff", *pair, "--format", "csv"])
     assert code == 1
     rows = list(csv.DictReader(io.StringIO(out)))
     assert list(rows[0]) == ["change", "loc", "fields", "old_lastmod", "new_lastmod", "old", "new"]
@@ -103,42 +97,38 @@ def test_csv_format(pair: tuple[str, str], capsys: pytest.CaptureFixture[str]) -
     assert rows[1]["new"] == ""
 
 
-def test_equal_sets_exit_0(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_equal_sets_exit_0(tmp_path: Path) -> None:
     a = tmp_path / "a.txt"
     a.write_text(f"{BASE}x\n{BASE}y\n")
     b = tmp_path / "b.xml"
     b.write_bytes(sk.dumps([sk.Url(BASE + "y"), sk.Url(BASE + "x")]))
-    code, out, _ = run(["diff", str(a), str(b)], capsys)
+    code, out, _ = cli(["diff", str(a), str(b)])
     assert code == 0
     assert out == "0 added, 0 removed, 0 changed, 2 unchanged (old 2 URLs, new 2 URLs)\n"
-    code, out, _ = run(["diff", str(a), str(b), "--format", "jsonl"], capsys)
+    code, out, _ = cli(["diff", str(a), str(b), "--format", "jsonl"])
     assert (code, out) == (0, "")
 
 
-def test_unreadable_input_exits_3(
-    pair: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, err = run(["diff", pair[0], str(tmp_path / "nope.xml")], capsys)
+def test_unreadable_input_exits_3(pair: tuple[str, str], tmp_path: Path) -> None:
+    code, out, err = cli(["diff", pair[0], str(tmp_path / "nope.xml")])
     assert code == 3 and out == ""
     assert err.startswith("sitemapkit: error: cannot open")
     broken = tmp_path / "broken.xml"
     broken.write_bytes(Path(pair[1]).read_bytes()[:-30])
-    code, out, err = run(["diff", pair[0], str(broken)], capsys)
+    code, out, err = cli(["diff", pair[0], str(broken)])
     assert code == 3 and out == ""
     assert "not read completely (SM004" in err and "--partial" in err
-    code, out, err = run(["diff", pair[0], str(broken), "--partial"], capsys)
+    code, out, err = cli(["diff", pair[0], str(broken), "--partial"])
     assert code == 1 and "SM004" in err and out.startswith("~ ")
 
 
-def test_small_memory_budget(
-    pair: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _ = run(["diff", *pair, "--max-memory", "1", "--tmpdir", str(tmp_path)], capsys)
+def test_small_memory_budget(pair: tuple[str, str], tmp_path: Path) -> None:
+    code, out, _ = cli(["diff", *pair, "--max-memory", "1", "--tmpdir", str(tmp_path)])
     assert code == 1 and len(out.splitlines()) == 4
 
 
-def test_help_documents_formats_and_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(["diff", "--help"], capsys)
+def test_help_documents_formats_and_exit_codes() -> None:
+    code, out, _ = cli(["diff", "--help"])
     assert code == 0
     for word in ("jsonl", "csv", "Exit codes", "folder", "--partial"):
         assert word in out

@@ -10,7 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from sitemapkit.cli.main import main
+import sitemapkit as sk
+
+from ..conftest import cli, cli_bytes
+from ..site import Site
 
 DOC = (
     b'<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -21,13 +24,6 @@ DOC = (
 )
 
 
-def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
-
-
 @pytest.fixture
 def doc(tmp_path: Path) -> Path:
     p = tmp_path / "s.xml.gz"
@@ -35,21 +31,15 @@ def doc(tmp_path: Path) -> Path:
     return p
 
 
-def test_urls_format(doc: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    with pytest.raises(SystemExit) as info:
-        main(["read", str(doc), "--format", "urls"])
-    assert info.value.code == 0
-    assert (
-        capsysbinary.readouterr().out == b"https://example.com/a?x=1&y=2\nhttps://example.com/b\n"
-    )
+def test_urls_format(doc: Path) -> None:
+    code, out, _ = cli_bytes(["read", str(doc), "--format", "urls"])
+    assert code == 0
+    assert out == b"https://example.com/a?x=1&y=2\nhttps://example.com/b\n"
 
 
-def test_jsonl_format_is_the_record_shape(
-    doc: Path, capsysbinary: pytest.CaptureFixture[bytes]
-) -> None:
-    with pytest.raises(SystemExit):
-        main(["read", str(doc)])
-    rows = [json.loads(line) for line in capsysbinary.readouterr().out.splitlines()]
+def test_jsonl_format_is_the_record_shape(doc: Path) -> None:
+    _, out, _ = cli_bytes(["read", str(doc)])
+    rows = [json.loads(line) for line in out.splitlines()]
     assert rows[0] == {
         "kind": "url",
         "loc": "https://example.com/a?x=1&y=2",
@@ -65,96 +55,57 @@ def test_jsonl_format_is_the_record_shape(
     assert rows[1]["priority"] == 0.3
 
 
-def test_csv_format(doc: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
-    with pytest.raises(SystemExit):
-        main(["read", str(doc), "--format", "csv"])
-    rows = list(csv.DictReader(io.StringIO(capsysbinary.readouterr().out.decode())))
+def test_csv_format(doc: Path) -> None:
+    _, out, _ = cli_bytes(["read", str(doc), "--format", "csv"])
+    rows = list(csv.DictReader(io.StringIO(out.decode())))
     assert [r["loc"] for r in rows] == ["https://example.com/a?x=1&y=2", "https://example.com/b"]
     assert rows[1]["priority"] == "0.3"
 
 
-def test_damaged_file_prints_what_it_can_and_exits_1(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_damaged_file_prints_what_it_can_and_exits_1(tmp_path: Path) -> None:
     p = tmp_path / "bad.xml"
     p.write_bytes(DOC[: DOC.index(b"<url><loc>https://example.com/b")] + b"<url><loc>https://exa")
-    code, out, err = cli(["read", str(p), "--format", "urls"], capsys)
+    code, out, err = cli(["read", str(p), "--format", "urls"])
     assert code == 1
     assert out == "https://example.com/a?x=1&y=2\n"
     assert "SM004" in err and str(p) in err
 
 
-def test_not_a_sitemap_exits_3(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_not_a_sitemap_exits_3(tmp_path: Path) -> None:
     p = tmp_path / "page.html"
     p.write_bytes(b"<!DOCTYPE html><html><body>hi</body></html>")
-    code, out, err = cli(["read", str(p)], capsys)
+    code, out, err = cli(["read", str(p)])
     assert code == 3 and out == ""
     assert err.startswith("sitemapkit: error:")
 
 
-def test_relative_locs_with_published_at(
-    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
-) -> None:
+def test_relative_locs_with_published_at(tmp_path: Path) -> None:
     p = tmp_path / "r.xml"
     p.write_bytes(DOC.replace(b"https://example.com/b", b"/shop/b"))
-    with pytest.raises(SystemExit):
-        main(
-            [
-                "read",
-                str(p),
-                "--format",
-                "urls",
-                "--published-at",
-                "https://example.com/sitemap.xml",
-            ]
-        )
-    assert capsysbinary.readouterr().out.splitlines()[1] == b"https://example.com/shop/b"
-
-
-def test_a_site_whose_sitemap_is_missing_exits_3(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    import http.server
-    import threading
-
-    (tmp_path / "robots.txt").write_text("Sitemap: http://127.0.0.1:{port}/gone.xml\n")
-    handler = lambda *a: http.server.SimpleHTTPRequestHandler(  # noqa: E731
-        *a, directory=str(tmp_path)
+    _, out, _ = cli_bytes(
+        ["read", str(p), "--format", "urls", "--published-at", "https://example.com/sitemap.xml"]
     )
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    port = server.server_address[1]
-    (tmp_path / "robots.txt").write_text(f"Sitemap: http://127.0.0.1:{port}/gone.xml\n")
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        code, out, err = cli(["read", f"http://127.0.0.1:{port}/", "--format", "urls"], capsys)
-    finally:
-        server.shutdown()
+    assert out.splitlines()[1] == b"https://example.com/shop/b"
+
+
+def test_a_site_whose_sitemap_is_missing_exits_3(tmp_path: Path) -> None:
+    with Site() as site:
+        site.static(tmp_path)
+        (tmp_path / "robots.txt").write_text(f"Sitemap: {site.url('/gone.xml')}\n")
+        code, out, err = cli(["read", site.url("/"), "--format", "urls"])
     assert code == 3 and out == ""
     assert "SM012" in err and "404" in err
 
 
-def test_tree_shows_each_sitemap_with_its_status(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    import http.server
-    import threading
-
-    import sitemapkit as sk
-
-    handler = lambda *a: http.server.SimpleHTTPRequestHandler(  # noqa: E731
-        *a, directory=str(tmp_path)
-    )
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    base = f"http://127.0.0.1:{server.server_address[1]}/"
-    with sk.SitemapWriter(tmp_path, base_url=base, max_urls=2, gzip=True) as w:
-        for i in range(5):
-            w.add(f"{base}p{i}")
-    (tmp_path / "robots.txt").write_text(f"Sitemap: {base}sitemap.xml\n")
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        code, out, _ = cli(["read", base, "--format", "tree"], capsys)
-    finally:
-        server.shutdown()
+def test_tree_shows_each_sitemap_with_its_status(tmp_path: Path) -> None:
+    with Site() as site:
+        base = site.url("/")
+        with sk.SitemapWriter(tmp_path, base_url=base, max_urls=2, gzip=True) as w:
+            for i in range(5):
+                w.add(f"{base}p{i}")
+        (tmp_path / "robots.txt").write_text(f"Sitemap: {base}sitemap.xml\n")
+        site.static(tmp_path)
+        code, out, _ = cli(["read", base, "--format", "tree"])
     assert code == 0
     lines = out.splitlines()
     assert lines[0] == f"{base}robots.txt  robots.txt  HTTP 200"
@@ -165,9 +116,7 @@ def test_tree_shows_each_sitemap_with_its_status(
     assert lines[5] == "4 sitemaps, 5 entries"
 
 
-def test_an_entry_dropped_with_a_warning_still_exits_1(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_an_entry_dropped_with_a_warning_still_exits_1(tmp_path: Path) -> None:
     p = tmp_path / "ent.xml"
     p.write_bytes(
         b'<?xml version="1.0"?><!DOCTYPE u [<!ENTITY e "x">]>'
@@ -175,6 +124,6 @@ def test_an_entry_dropped_with_a_warning_still_exits_1(
         b"<url><loc>https://example.com/a</loc></url>"
         b"<url><loc>https://example.com/&e;</loc></url></urlset>"
     )
-    code, out, err = cli(["read", str(p), "--format", "urls"], capsys)
+    code, out, err = cli(["read", str(p), "--format", "urls"])
     assert (code, out) == (1, "https://example.com/a\n")
     assert "SM011" in err

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import functools
 import gzip
-import http.server
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,16 +13,18 @@ import pytest
 from lxml import etree
 
 import sitemapkit as sk
-from sitemapkit.cli.main import main
 from sitemapkit.core.finding import Finding
 from sitemapkit.errors import InputError
+
+from .. import conftest
+from ..conftest import cli
+from ..site import Site
 
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
 
 
-def urlset(*rows: str) -> str:
-    return HEAD + f"<urlset {NS}>\n" + "".join(f"  {r}\n" for r in rows) + "</urlset>\n"
+urlset = functools.partial(conftest.urlset, indent="  ")
 
 
 def index(*locs: str) -> str:
@@ -36,13 +36,6 @@ def index(*locs: str) -> str:
 
 def url(loc: str, extra: str = "") -> str:
     return f"<url><loc>{loc}</loc>{extra}</url>"
-
-
-def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(["validate", *args])
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
 
 
 @pytest.fixture
@@ -66,16 +59,14 @@ def mixed(tmp_path: Path) -> Path:
     return path
 
 
-def test_clean_file_exits_0(clean: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = cli([str(clean)], capsys)
+def test_clean_file_exits_0(clean: Path) -> None:
+    code, out, err = cli(["validate", str(clean)])
     assert (code, err) == (0, "")
     assert out == "1 sitemap, 2 entries: no problems found\n"
 
 
-def test_findings_exit_1_grouped_with_the_source_line(
-    mixed: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    code, out, _ = cli([str(mixed)], capsys)
+def test_findings_exit_1_grouped_with_the_source_line(mixed: Path) -> None:
+    code, out, _ = cli(["validate", str(mixed)])
     assert code == 1
     lines = out.splitlines()
     assert lines[0] == str(mixed)
@@ -89,55 +80,61 @@ def test_findings_exit_1_grouped_with_the_source_line(
     assert "\x1b[" not in out  # not a terminal: no colour
 
 
-def test_fail_on_warning(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_fail_on_warning(tmp_path: Path) -> None:
     path = tmp_path / "s.xml"
     path.write_text(urlset(url("https://example.com/guide#top")))
-    assert cli([str(path)], capsys)[0] == 0
-    assert cli([str(path), "--fail-on", "warning"], capsys)[0] == 1
+    assert cli(["validate", str(path)])[0] == 0
+    assert cli(["validate", str(path), "--fail-on", "warning"])[0] == 1
 
 
-def test_select_and_ignore(mixed: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = cli([str(mixed), "--ignore", "SM301"], capsys)
+def test_select_and_ignore(mixed: Path) -> None:
+    code, out, _ = cli(["validate", str(mixed), "--ignore", "SM301"])
     assert code == 0 and "SM301" not in out and "SM208" in out
-    code, out, _ = cli([str(mixed), "--select", "SM2"], capsys)
+    code, out, _ = cli(["validate", str(mixed), "--select", "SM2"])
     assert code == 0 and "SM301" not in out and "SM208" in out
-    code, out, _ = cli([str(mixed), "--select", "SM301,SM208", "--ignore", "SM208"], capsys)
+    code, out, _ = cli(["validate", str(mixed), "--select", "SM301,SM208", "--ignore", "SM208"])
     assert code == 1 and "SM208" not in out
-    code, _, err = cli([str(mixed), "--select", "XX9"], capsys)
+    code, _, err = cli(["validate", str(mixed), "--select", "XX9"])
     assert code == 2 and "'XX9' names no rule" in err
 
 
-def test_off_by_default_rule_runs_when_selected(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_off_by_default_rule_runs_when_selected(tmp_path: Path) -> None:
     path = tmp_path / "s.xml"
     path.write_text(urlset(url("https://example.com/a", "<changefreq>daily</changefreq>")))
-    assert "SM404" not in cli([str(path)], capsys)[1]
-    assert "SM404" in cli([str(path), "--select", "SM404"], capsys)[1]
+    assert "SM404" not in cli(["validate", str(path)])[1]
+    assert "SM404" in cli(["validate", str(path), "--select", "SM404"])[1]
 
 
-def test_strict_promotes_marked_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_strict_promotes_marked_rules(tmp_path: Path) -> None:
     path = tmp_path / "s.xml"
     path.write_text(
         urlset("<url><lastmod>2024-05-01</lastmod><loc>https://example.com/</loc></url>")
     )
-    code, out, _ = cli([str(path)], capsys)
+    code, out, _ = cli(["validate", str(path)])
     assert code == 0 and "warning  SM105" in out
-    code, out, _ = cli([str(path), "--strict"], capsys)
+    code, out, _ = cli(["validate", str(path), "--strict"])
     assert code == 1 and "error    SM105" in out
 
 
-def test_unreadable_target_exits_3(clean: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = cli([str(clean), str(clean.parent / "missing.xml")], capsys)
+def test_unreadable_target_exits_3(clean: Path) -> None:
+    code, out, _ = cli(["validate", str(clean), str(clean.parent / "missing.xml")])
     assert code == 3
     assert "could not read" in out and "missing.xml" in out
 
 
-def test_usage_errors_exit_2(clean: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli([], capsys)[0] == 2
-    assert cli([str(clean), "--format", "yaml"], capsys)[0] == 2
+def test_usage_errors_exit_2(clean: Path) -> None:
+    assert (
+        cli(
+            [
+                "validate",
+            ]
+        )[0]
+        == 2
+    )
+    assert cli(["validate", str(clean), "--format", "yaml"])[0] == 2
     code, _, err = cli(
         [
+            "validate",
             str(clean),
             str(clean),
             "--published-at",
@@ -146,27 +143,26 @@ def test_usage_errors_exit_2(clean: Path, capsys: pytest.CaptureFixture[str]) ->
             "https://b.example/",
             "--published-at",
             "https://c.example/",
-        ],
-        capsys,
+        ]
     )
     assert code == 2 and "--published-at" in err
 
 
-def test_location_rules_need_the_url(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_location_rules_need_the_url(tmp_path: Path) -> None:
     path = tmp_path / "sitemap.xml"
     path.write_text(urlset(url("https://example.com/a"), url("https://other.example.org/b")))
-    assert cli([str(path)], capsys)[0] == 0  # no URL: the location rules cannot apply
-    code, out, _ = cli([str(path), "--published-at", "https://example.com/sitemap.xml"], capsys)
+    assert cli(["validate", str(path)])[0] == 0  # no URL: the location rules cannot apply
+    code, out, _ = cli(["validate", str(path), "--published-at", "https://example.com/sitemap.xml"])
     assert code == 1 and "SM210" in out and "other.example.org" in out
     code, out, _ = cli(
         [
+            "validate",
             str(path),
             "--published-at",
             "https://example.com/sitemap.xml",
             "--allow-host",
             "other.example.org",
-        ],
-        capsys,
+        ]
     )
     assert code == 0 and "SM210" not in out
 
@@ -195,10 +191,10 @@ def build(tmp_path: Path) -> Path:
     return public
 
 
-def test_build_folder_is_checked_as_a_set(build: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_build_folder_is_checked_as_a_set(build: Path) -> None:
     index_path = build / "sitemap.xml"
     code, out, _ = cli(
-        [str(index_path), "--published-at", "https://example.com/sitemap.xml"], capsys
+        ["validate", str(index_path), "--published-at", "https://example.com/sitemap.xml"]
     )
     assert code == 1
     assert f"{build / 'news' / 'sitemap.xml'}\n" in out
@@ -212,10 +208,11 @@ def test_build_folder_is_checked_as_a_set(build: Path, capsys: pytest.CaptureFix
     assert out.splitlines()[-1].endswith("; 1 not checked")
 
 
-def test_build_folder_json(build: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_build_folder_json(build: Path) -> None:
     (build / "news" / "sitemap.xml").write_text(urlset(url("https://example.com/news/1")))
     code, out, _ = cli(
         [
+            "validate",
             str(build / "sitemap.xml"),
             "--published-at",
             "https://example.com/sitemap.xml",
@@ -223,8 +220,7 @@ def test_build_folder_json(build: Path, capsys: pytest.CaptureFixture[str]) -> N
             "json",
             "--ignore",
             "SM215",
-        ],
-        capsys,
+        ]
     )
     assert code == 0  # a missing child is noted, not an error
     doc = json.loads(out)
@@ -233,42 +229,45 @@ def test_build_folder_json(build: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert doc["summary"]["not_checked"][0]["sitemap"] == "https://example.com/sitemap-3.xml"
 
 
-def test_child_outside_the_folder_is_an_error_and_not_checked(
-    build: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_child_outside_the_folder_is_an_error_and_not_checked(build: Path) -> None:
     (build / "sitemap.xml").write_text(index("https://cdn.example.net/sitemap-9.xml"))
     code, out, _ = cli(
-        [str(build / "sitemap.xml"), "--published-at", "https://example.com/sitemap.xml"], capsys
+        [
+            "validate",
+            str(build / "sitemap.xml"),
+            "--published-at",
+            "https://example.com/sitemap.xml",
+        ]
     )
     assert code == 1 and "SM504" in out
     assert "not checked: https://cdn.example.net/sitemap-9.xml (outside the local" in out
 
 
-def test_several_targets_are_one_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_several_targets_are_one_set(tmp_path: Path) -> None:
     a, b = tmp_path / "a.xml", tmp_path / "b.xml"
     a.write_text(urlset(url("https://example.com/x")))
     b.write_text(urlset(url("https://example.com/x")))
-    code, out, _ = cli([str(a), str(b)], capsys)
+    code, out, _ = cli(["validate", str(a), str(b)])
     assert code == 0
     assert f"Duplicate URL 'https://example.com/x', also listed in {a}" in out
 
 
-def test_output_formats(mixed: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = cli([str(mixed), "--format", "json"], capsys)
+def test_output_formats(mixed: Path, tmp_path: Path) -> None:
+    code, out, _ = cli(["validate", str(mixed), "--format", "json"])
     doc = json.loads(out)
     assert code == 1 and [f["rule"] for f in doc["findings"]] == ["SM301", "SM208"]
     report = sk.validate(mixed)
     assert doc["summary"] == report.summary()
-    code, out, _ = cli([str(mixed), "--format", "junit"], capsys)
+    code, out, _ = cli(["validate", str(mixed), "--format", "junit"])
     assert etree.fromstring(out.encode()).get("failures") == "1"
-    code, out, _ = cli([str(mixed), "--format", "sarif"], capsys)
+    code, out, _ = cli(["validate", str(mixed), "--format", "sarif"])
     sarif = json.loads(out)
     assert sarif["version"] == "2.1.0" and len(sarif["runs"][0]["results"]) == 2
     assert sarif["runs"][0]["tool"]["driver"]["version"] == sk.__version__
-    code, out, _ = cli([str(mixed), "--format", "github"], capsys)
+    code, out, _ = cli(["validate", str(mixed), "--format", "github"])
     assert out.splitlines()[0].startswith(f"::error file={mixed},line=4,title=SM301::")
     target = tmp_path / "report.sarif"
-    code, out, _ = cli([str(mixed), "--format", "sarif", "-o", str(target)], capsys)
+    code, out, _ = cli(["validate", str(mixed), "--format", "sarif", "-o", str(target)])
     assert code == 1 and out == "" and json.loads(target.read_text())["version"] == "2.1.0"
 
 
@@ -279,73 +278,57 @@ def test_output_formats(mixed: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
 def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     root = tmp_path / "www"
     root.mkdir()
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *a: None  # type: ignore[attr-defined]
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", root
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with Site() as site:
+        site.static(root)
+        yield site.base, root
 
 
-def test_url_target_and_its_children_are_fetched(
-    server: tuple[str, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_url_target_and_its_children_are_fetched(server: tuple[str, Path]) -> None:
     base, root = server
     (root / "sitemap.xml").write_text(index(f"{base}/pages.xml", f"{base}/gone.xml"))
     (root / "pages.xml").write_text(urlset(url(f"{base}/a"), url("https://example.com/b")))
-    code, out, _ = cli([f"{base}/sitemap.xml"], capsys)
+    code, out, _ = cli(["validate", f"{base}/sitemap.xml"])
     assert code == 1
     assert "SM210" in out and "'https://example.com/b' is on host 'example.com'" in out
     assert f"{base}/gone.xml\n" in out and "SM012" in out and "HTTP 404" in out
 
 
-def test_url_that_cannot_be_fetched_exits_3(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = cli(["http://127.0.0.1:9/sitemap.xml"], capsys)
+def test_url_that_cannot_be_fetched_exits_3() -> None:
+    code, out, _ = cli(["validate", "http://127.0.0.1:9/sitemap.xml"])
     assert code == 3 and "could not read" in out
 
 
 # -- write --validate ----------------------------------------------------------------------
 
 
-def test_write_validate_publishes_clean_output(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_write_validate_publishes_clean_output(tmp_path: Path) -> None:
     urls = tmp_path / "urls.txt"
     urls.write_text("https://example.com/a\nhttps://example.com/b\n")
     out = tmp_path / "out"
-    with pytest.raises(SystemExit) as info:
-        main(
-            ["write", str(urls), "-o", str(out), "--base-url", "https://example.com/", "--validate"]
-        )
-    assert info.value.code == 0
+    code, _, _ = cli(
+        ["write", str(urls), "-o", str(out), "--base-url", "https://example.com/", "--validate"]
+    )
+    assert code == 0
     assert (out / "sitemap.xml").is_file()
 
 
-def test_write_validate_refuses_to_publish_errors(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_write_validate_refuses_to_publish_errors(tmp_path: Path) -> None:
     urls = tmp_path / "urls.txt"
     urls.write_text("https://example.com/a\nhttps://other.example.org/b\n")
     out = tmp_path / "out"
-    with pytest.raises(SystemExit) as info:
-        main(
-            [
-                "write",
-                str(urls),
-                "-o",
-                str(out),
-                "--base-url",
-                "https://example.com/",
-                "--no-location-check",
-                "--validate",
-            ]
-        )
-    _, err = capsys.readouterr()
-    assert info.value.code == 1
+    code, _, err = cli(
+        [
+            "write",
+            str(urls),
+            "-o",
+            str(out),
+            "--base-url",
+            "https://example.com/",
+            "--no-location-check",
+            "--validate",
+        ]
+    )
+    assert code == 1
     assert "SM210" in err and "nothing was published" in err
     assert not (out / "sitemap.xml").exists()
 

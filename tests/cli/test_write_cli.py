@@ -12,23 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from sitemapkit.cli.main import main
-
-from ..conftest import NS, parse
+from ..conftest import NS, cli, parse
 
 BASE = "https://example.com/"
 
 
-def cli(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    with pytest.raises(SystemExit) as info:
-        main(args)
-    out, err = capsys.readouterr()
-    return int(info.value.code or 0), out, err
-
-
-def test_write_prints_a_table_and_publishes(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_write_prints_a_table_and_publishes(tmp_path: Path) -> None:
     src = tmp_path / "u.txt"
     src.write_text("".join(f"{BASE}p{i}\n" for i in range(5)))
     code, out, err = cli(
@@ -42,22 +31,19 @@ def test_write_prints_a_table_and_publishes(
             "--max-urls",
             "2",
             "--gzip",
-        ],
-        capsys,
+        ]
     )
     assert code == 0, err
     assert "sitemap-3.xml.gz" in out and "5 URLs in 4 files" in out
     assert parse(tmp_path / "o" / "sitemap.xml").tag.endswith("sitemapindex")
 
 
-def test_invalid_input_exits_1_with_position_and_publishes_nothing(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_invalid_input_exits_1_with_position_and_publishes_nothing(tmp_path: Path) -> None:
     src = tmp_path / "u.csv"
     src.write_text(
         "loc,lastmod\nhttps://example.com/a,2024-05-01\nhttps://example.com/b,yesterday\n"
     )
-    code, _, err = cli(["write", str(src), "-o", str(tmp_path / "o"), "--base-url", BASE], capsys)
+    code, _, err = cli(["write", str(src), "-o", str(tmp_path / "o"), "--base-url", BASE])
     assert code == 1
     assert err.startswith("sitemapkit: error: 'yesterday' is not a W3C Datetime")
     assert f"(at {src}:3, field lastmod)" in err
@@ -65,20 +51,17 @@ def test_invalid_input_exits_1_with_position_and_publishes_nothing(
     assert not (tmp_path / "o").exists()
 
 
-def test_usage_errors_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli(["write", "x.txt", "-o", str(tmp_path)], capsys)[0] == 2  # no --base-url
-    assert cli(["write", "x.txt", "-o", str(tmp_path), "--base-url", "ftp://x/"], capsys)[0] == 2
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    assert cli(["write", "x.txt", "-o", str(tmp_path)])[0] == 2  # no --base-url
+    assert cli(["write", "x.txt", "-o", str(tmp_path), "--base-url", "ftp://x/"])[0] == 2
     assert (
-        cli(["write", "x.txt", "-o", str(tmp_path), "--base-url", BASE, "--max-urls", "0"], capsys)[
-            0
-        ]
-        == 2
+        cli(["write", "x.txt", "-o", str(tmp_path), "--base-url", BASE, "--max-urls", "0"])[0] == 2
     )
 
 
-def test_missing_input_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_missing_input_file(tmp_path: Path) -> None:
     code, _, err = cli(
-        ["write", str(tmp_path / "nope.txt"), "-o", str(tmp_path / "o"), "--base-url", BASE], capsys
+        ["write", str(tmp_path / "nope.txt"), "-o", str(tmp_path / "o"), "--base-url", BASE]
     )
     assert code == 1 and "cannot open input" in err
 
@@ -184,9 +167,7 @@ def test_a_killed_process_leaves_the_earlier_output_byte_identical(tmp_path: Pat
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".o.sitemapkit-")]
 
 
-def test_a_local_index_brings_in_the_child_files_beside_it(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_local_index_brings_in_the_child_files_beside_it(tmp_path: Path) -> None:
     old = tmp_path / "old"
     old.mkdir()
     (old / "a.xml").write_text(
@@ -206,7 +187,7 @@ def test_a_local_index_brings_in_the_child_files_beside_it(
         + "</sitemapindex>"
     )
     code, _, err = cli(
-        ["write", str(old / "index.xml"), "-o", str(tmp_path / "new"), "--base-url", BASE], capsys
+        ["write", str(old / "index.xml"), "-o", str(tmp_path / "new"), "--base-url", BASE]
     )
     assert code == 0, err
     root = parse(tmp_path / "new" / "sitemap.xml")
@@ -217,6 +198,25 @@ def test_a_local_index_brings_in_the_child_files_beside_it(
     ]
     assert "1 of its 5 child sitemaps are not files beside it" in err
     assert f"{BASE}maps/gone.xml" in err
+
+
+#: Runs ``sitemapkit ARGS...`` in a child process whose write stops, for good, at the first
+#: progress report of the run (after a shard came back from a forked writer, the others
+#: still at work): it tells the test how many worker processes it has, then reads a pipe
+#: the test holds open and never writes to. So Ctrl-C always lands mid-run.
+_HELD_WRITE = """
+import multiprocessing, os, sys
+from sitemapkit.cli import main, write
+ready, hold = int(sys.argv[1]), int(sys.argv[2])
+real = write.write_inputs
+def held(writer, inputs, *, progress=None):
+    def report(done):
+        os.write(ready, b"%d\\n" % len(multiprocessing.active_children()))
+        os.read(hold, 1)
+    return real(writer, inputs, progress=report)
+write.write_inputs = held
+main.main(sys.argv[3:])
+"""
 
 
 def test_ctrl_c_during_a_forked_write_ends_it_at_once_and_publishes_nothing(
@@ -234,25 +234,27 @@ def test_ctrl_c_during_a_forked_write_ends_it_at_once_and_publishes_nothing(
             )
     out = tmp_path / "o"
     args = ["write", str(src), "-o", str(out), "--base-url", BASE, "--gzip", "--max-urls", "5000"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "sitemapkit", *args],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group, signalled as a terminal would
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and proc.poll() is None:
-        staging = [p for p in tmp_path.iterdir() if p.name.startswith(".o.sitemapkit-")]
-        if staging and any(len(os.listdir(s)) >= 2 for s in staging):
-            break  # shards are being written
-        time.sleep(0.01)
-    if proc.poll() is not None:
-        pytest.skip("the write ended before it could be interrupted")
-    os.killpg(proc.pid, signal.SIGINT)
-    _, err = proc.communicate(timeout=20)
+    ready_r, ready_w = os.pipe()
+    hold_r, hold_w = os.pipe()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-c", _HELD_WRITE, str(ready_w), str(hold_r), *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            pass_fds=(ready_w, hold_r),
+            start_new_session=True,  # its own process group, signalled as a terminal would
+        )
+        os.close(ready_w)
+        os.close(hold_r)
+        with os.fdopen(ready_r, "rb") as ready:
+            workers = ready.readline()  # blocks until the write is held mid-run
+        assert workers == b"2\n", proc.communicate(timeout=20)[1]  # the forked path, both alive
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    finally:
+        os.close(hold_w)
     assert proc.returncode == 130, err
     assert not out.exists()
     assert [p.name for p in tmp_path.iterdir()] == ["big.csv"]  # no staging left
-    time.sleep(0.2)
     with pytest.raises(ProcessLookupError):  # no worker left in its group
         os.killpg(proc.pid, 0)

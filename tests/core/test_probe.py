@@ -70,7 +70,11 @@ def test_meta_directives() -> None:
 
 @given(st.text())
 def test_meta_directives_never_raise(content: str) -> None:
-    meta_directives(content)
+    got = meta_directives(content)
+    assert all(d and d == d.strip().lower() and not {",", ":"} & set(d) for d in got)
+    # a directive added at the end is read, and none of the others is lost
+    more = meta_directives(content + ", NoIndex")
+    assert got | {"noindex"} == more and is_noindex(more)
 
 
 # -- canonical -------------------------------------------------------------------------------
@@ -92,7 +96,11 @@ def test_link_header_canonical() -> None:
 
 @given(st.lists(st.text()))
 def test_link_header_never_raises(values: list[str]) -> None:
-    link_canonical(values, "https://example.com/")
+    got = link_canonical(values, "https://example.com/")
+    assert got is None or ("#" not in got and any("canonical" in v.lower() for v in values))
+    # the first canonical link wins, whatever follows it
+    first = ['</c?x=1#top>; rel="canonical"', *values]
+    assert link_canonical(first, "https://example.com/") == "https://example.com/c?x=1"
 
 
 # -- the head of a page --------------------------------------------------------------------
@@ -144,18 +152,24 @@ def test_head_scanner_charset() -> None:
     assert HeadScanner(agent="x", charset="no-such-charset").feed(b"</head>")
 
 
+def facts(s: HeadScanner) -> tuple[object, ...]:
+    """What a scanner found, checked for shape; equal for any split of the same bytes."""
+    noindex, canonical = s.noindex(), s.canonical("https://example.com/")
+    assert noindex is None or (noindex.startswith('<meta name="') and noindex.endswith('">'))
+    assert canonical is None or "#" not in canonical
+    assert all(isinstance(n, str) and isinstance(c, str) for n, c in s.meta)
+    return s.meta, noindex, canonical
+
+
 @given(st.binary(max_size=2000), st.sampled_from([1, 3, 50, 4000]))
 def test_head_scanner_never_raises(data: bytes, step: int) -> None:
-    s = scan(data, step)
-    s.noindex()
-    s.canonical("https://example.com/")
+    assert facts(scan(data, step)) == facts(scan(data, len(data) or 1))
 
 
 @given(st.text(alphabet="<>!-/='\" abcdehlmnotry&;#x[]", max_size=300))
 def test_head_scanner_never_raises_on_markup(text: str) -> None:
-    s = scan(text.encode(), 5)
-    s.noindex()
-    s.canonical("https://example.com/")
+    data = text.encode()
+    assert facts(scan(data, 5)) == facts(scan(data, len(data) or 1))
 
 
 # -- image sizes ---------------------------------------------------------------------------
@@ -198,10 +212,24 @@ def test_sniff_image_never_raises(data: bytes) -> None:
     assert got in ("more", "unknown") or isinstance(got, ImageSize)
 
 
-@given(st.binary(max_size=200))
-def test_sniff_image_never_raises_after_a_signature(tail: bytes) -> None:
-    for head in (b"\x89PNG\r\n\x1a\n", b"GIF89a", b"RIFF\x00\x00\x00\x00WEBPVP8 ", b"\xff\xd8"):
-        sniff_image(head + tail)
+SIGNATURES = {
+    b"\x89PNG\r\n\x1a\n": "PNG",
+    b"GIF89a": "GIF",
+    b"RIFF\x00\x00\x00\x00WEBPVP8 ": "WebP",
+    b"\xff\xd8": "JPEG",
+}
+
+
+@given(st.binary(max_size=200), st.binary(max_size=50))
+def test_sniff_image_never_raises_after_a_signature(tail: bytes, more: bytes) -> None:
+    for head, kind in SIGNATURES.items():
+        got = sniff_image(head + tail)
+        if isinstance(got, ImageSize):
+            assert got.format == kind and got.width >= 0 and got.height >= 0
+        else:
+            assert got in ("more", "unknown")
+        if got != "more":  # decided: the bytes after it change nothing
+            assert sniff_image(head + tail + more) == got
 
 
 # -- small decisions -----------------------------------------------------------------------

@@ -8,16 +8,11 @@ import email.utils
 import gzip
 import ipaddress
 import socket
-import struct
 import sys
-import threading
 import time
 import tracemalloc
 import zlib
-from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,129 +33,20 @@ from sitemapkit.io.fetch import (
 )
 from sitemapkit.io.fetch.guard import is_public
 
+from .. import conftest
+from ..site import Reply, Site
+
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
-
-# -- a scriptable HTTP server ----------------------------------------------------------
-
-
-@dataclass
-class Reply:
-    status: int = 200
-    body: bytes = b""
-    headers: dict[str, str] = field(default_factory=dict)
-    delay: float = 0.0  # before the status line
-    reset: bool = False  # close with RST instead of answering
-    cut: int | None = None  # send this many body bytes, then RST
-    stall: float = 0.0  # after `cut` bytes, wait instead of resetting
-
-
-Route = Reply | Callable[[dict[str, str], int], Reply]
-
-
-class Site:
-    """Routes by path; counts every request and the concurrency it reached."""
-
-    def __init__(self) -> None:
-        self.routes: dict[str, Route] = {}
-        self.hits: Counter[str] = Counter()
-        self.log: list[tuple[str, dict[str, str], float]] = []
-        self.active = 0
-        self.max_active = 0
-        self._lock = threading.Lock()
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-            def do_GET(self) -> None:
-                site.serve(self)
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.server.block_on_close = False
-        self.server.handle_error = lambda request, address: None  # type: ignore[method-assign]
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
-        self.thread.start()
-
-    def url(self, path: str) -> str:
-        return self.base + path
-
-    def __setitem__(self, path: str, route: Route | bytes) -> None:
-        self.routes[path] = Reply(body=route) if isinstance(route, bytes) else route
-
-    def serve(self, h: BaseHTTPRequestHandler) -> None:
-        headers = {k.lower(): v for k, v in h.headers.items()}
-        with self._lock:
-            self.hits[h.path] += 1
-            count = self.hits[h.path]
-            self.log.append((h.path, headers, time.monotonic()))
-            self.active += 1
-            self.max_active = max(self.max_active, self.active)
-        try:
-            route = self.routes.get(h.path)
-            reply = (
-                Reply(404, b"not found")
-                if route is None
-                else route(headers, count)
-                if callable(route)
-                else route
-            )
-            if reply.delay:
-                time.sleep(reply.delay)
-            if reply.reset:
-                _reset(h)
-                return
-            h.send_response(reply.status)
-            for k, v in reply.headers.items():
-                h.send_header(k, v)
-            if "Content-Length" not in reply.headers:
-                h.send_header("Content-Length", str(len(reply.body)))
-            h.end_headers()
-            if reply.cut is None:
-                h.wfile.write(reply.body)
-                return
-            h.wfile.write(reply.body[: reply.cut])
-            h.wfile.flush()
-            if reply.stall:
-                time.sleep(reply.stall)
-            _reset(h)
-        finally:
-            with self._lock:
-                self.active -= 1
-
-    def times(self, path: str) -> list[float]:
-        return [t for p, _, t in self.log if p == path]
-
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def _reset(h: BaseHTTPRequestHandler) -> None:
-    """Close the connection with a TCP RST (SO_LINGER 0), as a crashing peer does."""
-    h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    h.close_connection = True
-    h.rfile.close()
-    h.wfile.close()  # the socket's own file objects hold it open until closed
-    h.connection.close()
 
 
 @pytest.fixture
 def site() -> Iterator[Site]:
-    s = Site()
-    yield s
-    s.close()
+    with Site() as s:
+        yield s
 
 
 def urlset(*locs: str) -> bytes:
-    body = "".join(f"<url><loc>{loc}</loc></url>" for loc in locs)
-    return f'<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="{NS}">{body}</urlset>'.encode()
+    return conftest.urlset(*(f"<url><loc>{loc}</loc></url>" for loc in locs)).encode()
 
 
 def index(*locs: str) -> bytes:
@@ -239,7 +125,7 @@ def test_robots_spellings_index_and_children(site: Site) -> None:
     assert statuses[site.url("/feed.txt")].kind == "text"
     assert tree.urls == 6 and tree.ok and not tree.probes
     assert all(n == 1 for n in site.hits.values())
-    assert site.hits["/sitemap.xml"] == 0  # robots.txt listed sitemaps: no probing
+    assert site.count("/sitemap.xml") == 0  # robots.txt listed sitemaps: no probing
 
 
 def test_probing_when_robots_lists_none(site: Site) -> None:
@@ -250,7 +136,7 @@ def test_probing_when_robots_lists_none(site: Site) -> None:
     assert pairs == [("https://example.com/x", site.url("/s.xml"))]
     assert [(p.url, p.status) for p in tree.probes] == [(site.url("/sitemap.xml"), 404)]
     assert tree.sitemaps[0].via == "probe"
-    assert site.hits["/sitemap-index.xml"] == 0  # stops at the first hit
+    assert site.count("/sitemap-index.xml") == 0  # stops at the first hit
 
 
 def test_probing_when_robots_is_missing_and_html_is_not_a_sitemap(site: Site) -> None:
@@ -325,7 +211,8 @@ def test_corrupt_and_unsupported_content_encoding(site: Site) -> None:
 def test_request_headers(site: Site) -> None:
     site["/s.xml"] = urlset("https://example.com/x")
     crawl(site.url("/s.xml"))
-    ((_, headers, _),) = site.log
+    (request,) = site.log
+    headers = request.headers
     assert headers["user-agent"] == USER_AGENT
     assert USER_AGENT.startswith("sitemapkit/") and "(+https://github.com/sitemapkit)" in USER_AGENT
     assert headers["accept-encoding"] == "gzip, deflate"
@@ -369,9 +256,9 @@ def test_redirect_loop_and_too_many_redirects(site: Site) -> None:
     assert rules(loop.findings) == ["SM012"]
     many = s[site.url("/r0")]
     assert isinstance(many.error, LimitError) and "More than 5 redirects" in str(many.error)
-    assert site.hits["/r5"] == 1 and site.hits["/r6"] == 0
+    assert site.count("/r5") == 1 and site.count("/r6") == 0
     assert "only http(s)" in str(s[site.url("/to-file")].error)
-    assert site.hits["/loop-a"] == 1 and site.hits["/loop-b"] == 1
+    assert site.count("/loop-a") == 1 and site.count("/loop-b") == 1
 
 
 def test_index_cycles_end_and_nothing_is_fetched_twice(site: Site) -> None:
@@ -425,14 +312,14 @@ def test_404_and_500_children(site: Site) -> None:
     s = by_url(tree)
     assert s[site.url("/missing.xml")].status == 404
     assert s[site.url("/broken.xml")].status == 500
-    assert site.hits["/broken.xml"] == 3 and site.hits["/missing.xml"] == 1
+    assert site.count("/broken.xml") == 3 and site.count("/missing.xml") == 1
     for url in (site.url("/missing.xml"), site.url("/broken.xml")):
         assert isinstance(s[url].error, FetchError) and rules(s[url].findings) == ["SM012"]
     assert not tree.ok and len(tree.errors) == 2
 
 
 def test_429_retry_after_is_honoured(site: Site) -> None:
-    site["/s.xml"] = lambda headers, n: (
+    site["/s.xml"] = lambda _m, headers, n: (
         Reply(429, headers={"Retry-After": "1"})
         if n == 1
         else Reply(body=urlset("https://e.com/x"))
@@ -445,12 +332,12 @@ def test_429_retry_after_is_honoured(site: Site) -> None:
 
 
 def test_retry_after_is_capped_and_backoff_grows(site: Site) -> None:
-    site["/capped.xml"] = lambda headers, n: (
+    site["/capped.xml"] = lambda _m, headers, n: (
         Reply(503, headers={"Retry-After": "3600"})
         if n == 1
         else Reply(body=urlset("https://e.com/c"))
     )
-    site["/backoff.xml"] = lambda headers, n: (
+    site["/backoff.xml"] = lambda _m, headers, n: (
         Reply(503) if n < 3 else Reply(body=urlset("https://e.com/b"))
     )
     site["/i.xml"] = index(site.url("/capped.xml"), site.url("/backoff.xml"))
@@ -480,11 +367,11 @@ def test_stalled_body_times_out_and_keeps_earlier_records(site: Site) -> None:
     assert time.monotonic() - started < 2.0
     assert 0 < len(pairs) < 2000
     assert "stalled" in str(tree.sitemaps[0].error)
-    assert site.hits["/stall.xml"] == 1  # records were handed out: no second read
+    assert site.count("/stall.xml") == 1  # records were handed out: no second read
 
 
 def test_connection_reset_is_retried_before_the_body(site: Site) -> None:
-    site["/flaky.xml"] = lambda headers, n: (
+    site["/flaky.xml"] = lambda _m, headers, n: (
         Reply(reset=True) if n == 1 else Reply(body=urlset("https://e.com/x"))
     )
     site["/dead.xml"] = Reply(reset=True)
@@ -493,7 +380,7 @@ def test_connection_reset_is_retried_before_the_body(site: Site) -> None:
     assert pairs == [("https://e.com/x", site.url("/flaky.xml"))]
     dead = by_url(tree)[site.url("/dead.xml")]
     assert isinstance(dead.error, FetchError) and "Connection failed" in str(dead.error)
-    assert site.hits["/dead.xml"] == 2 and site.hits["/flaky.xml"] == 2
+    assert site.count("/dead.xml") == 2 and site.count("/flaky.xml") == 2
 
 
 def test_connection_reset_mid_body(site: Site) -> None:
@@ -502,7 +389,7 @@ def test_connection_reset_mid_body(site: Site) -> None:
     pairs, tree = crawl(site.url("/cut.xml"), retries=3, backoff=0.01)
     assert 0 < len(pairs) < 2000
     assert isinstance(tree.sitemaps[0].error, FetchError)
-    assert site.hits["/cut.xml"] == 1
+    assert site.count("/cut.xml") == 1
 
 
 def test_connection_refused() -> None:
@@ -563,7 +450,7 @@ def test_private_addresses_refused_when_asked(site: Site) -> None:
     localhost = site.url("/s.xml").replace("127.0.0.1", "localhost")
     _, tree = crawl(localhost, refuse_private=True)
     assert "non-public" in str(tree.sitemaps[0].error)
-    assert site.hits["/s.xml"] == 0
+    assert site.count("/s.xml") == 0
     pairs, _ = crawl(site.url("/s.xml"))  # off by default
     assert pairs == [("https://e.com/x", site.url("/s.xml"))]
 
@@ -628,12 +515,12 @@ def test_invalid_options() -> None:
 def test_conditional_requests_with_a_cache(site: Site, tmp_path: Path) -> None:
     body = gzip.compress(urlset("https://e.com/1", "https://e.com/2"))
 
-    def etagged(headers: dict[str, str], n: int) -> Reply:
+    def etagged(_m: str, headers: dict[str, str], n: int) -> Reply:
         if headers.get("if-none-match") == '"v1"':
             return Reply(304, headers={"ETag": '"v1"'})
         return Reply(body=body, headers={"ETag": '"v1"', "Content-Encoding": "gzip"})
 
-    def dated(headers: dict[str, str], n: int) -> Reply:
+    def dated(_m: str, headers: dict[str, str], n: int) -> Reply:
         modified = "Wed, 01 May 2024 10:00:00 GMT"
         if headers.get("if-modified-since") == modified:
             return Reply(304)
@@ -652,7 +539,7 @@ def test_conditional_requests_with_a_cache(site: Site, tmp_path: Path) -> None:
         assert again.from_cache and again.status == 304 and again.error is None
         assert again.findings == () and again.entries == s1[site.url(path)].entries
     assert not s2[site.url("/i.xml")].from_cache  # no validators: fetched again
-    assert site.hits["/e.xml"] == 2 and site.hits["/d.xml"] == 2
+    assert site.count("/e.xml") == 2 and site.count("/d.xml") == 2
 
 
 # -- parser workers, streaming, entry points ---------------------------------------------
@@ -705,7 +592,7 @@ def test_follow_false_yields_index_entries(site: Site) -> None:
     site["/i.xml"] = index(site.url("/a.xml"))
     pairs, tree = crawl(site.url("/i.xml"), follow=False)
     assert pairs == [(site.url("/a.xml"), site.url("/i.xml"))]
-    assert site.hits["/a.xml"] == 0 and len(tree.sitemaps) == 1
+    assert site.count("/a.xml") == 0 and len(tree.sitemaps) == 1
 
 
 def test_stopping_early_releases_everything(site: Site) -> None:

@@ -21,14 +21,12 @@ from sitemapkit.lint.checks import (
 from sitemapkit.lint.schema import date_rule
 from sitemapkit.validation import Fetched, validate
 
+from ..conftest import urlset
+
 NOW = dt.datetime(2024, 6, 1, 12, tzinfo=dt.UTC)
 HEAD = '<?xml version="1.0" encoding="UTF-8"?>\n'
 NS = 'xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
 XHTML = ' xmlns:xhtml="http://www.w3.org/1999/xhtml"'
-
-
-def urlset(*rows: str, ns: str = "") -> str:
-    return HEAD + f"<urlset {NS}{ns}>\n" + "".join(f"{r}\n" for r in rows) + "</urlset>\n"
 
 
 def index(*rows: str) -> str:

@@ -21,6 +21,8 @@ from sitemapkit.errors import ParseError, UnsafeXMLError
 from sitemapkit.lint import xsd
 from sitemapkit.lint.xsd import load_schema, xsd_errors
 
+from .. import conftest
+
 SCHEMA_FILES = (
     "sitemap.xsd",
     "siteindex.xsd",
@@ -41,8 +43,8 @@ NAMESPACES = (
 
 
 def urlset(body: str, extra: str = "") -> bytes:
-    return (
-        f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset {NAMESPACES}{extra}>\n{body}\n</urlset>\n'
+    return conftest.urlset(
+        body, ns=NAMESPACES.removeprefix(f'xmlns="{conftest.SM}"') + extra
     ).encode()
 
 

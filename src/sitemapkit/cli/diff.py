@@ -11,13 +11,14 @@ from typing import IO, Any
 
 import click
 
-from ..changes import Change, Diff, diff
-from ..errors import SitemapError
+from .. import Change, Diff, ReadReport, SitemapError, diff
 from ..io.extsort import DEFAULT_MAX_BYTES
-from ..reader import ReadReport
+from . import option
+from .status import EXIT_UNREADABLE, Exit
 
 __all__ = ["diff_cmd", "write_changes"]
 
+#: "different" is this command's status 1, so every failure to read is 3
 EXIT_DIFFERENT = 1
 _CSV_COLUMNS = ("change", "loc", "fields", "old_lastmod", "new_lastmod", "old", "new")
 _MARK = {"added": "+", "removed": "-", "changed": "~"}
@@ -95,24 +96,22 @@ def _print_findings(*reports: ReadReport, skip: str = "") -> None:
 @click.command("diff")
 @click.argument("old")
 @click.argument("new")
-@click.option(
+@option.choice(
     "--format",
     "fmt",
-    type=click.Choice(["text", "jsonl", "csv"]),
+    choices=["text", "jsonl", "csv"],
     default="text",
-    show_default=True,
     help="Output: one line per change (+ added, - removed, ~ changed), JSON lines, or CSV.",
 )
-@click.option(
+@option.folder(
     "--tmpdir",
-    type=click.Path(file_okay=False, writable=True),
+    writable=True,
     help="Where the sort keeps its temporary files (default: the system's temp folder).",
 )
-@click.option(
+@option.count(
     "--max-memory",
-    type=click.IntRange(min=1),
+    low=1,
     default=DEFAULT_MAX_BYTES >> 20,
-    show_default=True,
     metavar="MIB",
     help="Sort buffer per side in MiB; the rest goes to temporary files (about 100 bytes a URL).",
 )
@@ -167,8 +166,6 @@ def diff_cmd(
     (completely: a sitemap that could not be fetched or is cut short stops the diff
     unless --partial).
     """
-    from .main import EXIT_UNREADABLE, report_error  # main imports this module
-
     out = sys.stdout.buffer
     changes: Diff = diff(
         old,
@@ -185,9 +182,7 @@ def diff_cmd(
     except SitemapError as exc:
         out.flush()
         _print_findings(changes.old_report, changes.new_report, skip=exc.message)
-        report_error(exc)
-        # exit 1 means "different" here, so every failure to read is 3
-        sys.exit(EXIT_UNREADABLE)
+        raise Exit(EXIT_UNREADABLE, exc) from None
     summary = changes.summary
     if fmt == "text":
         out.write(f"{summary}\n".encode())
@@ -196,4 +191,4 @@ def diff_cmd(
     if fmt != "text":
         click.echo(f"sitemapkit: {summary}", err=True)
     if not summary.equal:
-        sys.exit(EXIT_DIFFERENT)
+        raise Exit(EXIT_DIFFERENT)

@@ -1,7 +1,8 @@
 """cli: the command group and the one place that maps errors to exit codes.
 
-Exit codes: 0 success, 1 invalid input (nothing published) or findings,
-2 usage error, 3 could not read, fetch, or a limit was exceeded.
+Exit codes (``cli/status.py``): 0 success, 1 invalid input (nothing published) or
+findings, 2 usage error, 3 could not read, fetch, or a limit was exceeded, 130 interrupted.
+Subcommands raise; only :func:`main` ends the process.
 """
 
 from __future__ import annotations
@@ -13,10 +14,7 @@ import click
 
 from .. import __version__
 from ..errors import FetchError, LimitError, ParseError, SitemapError
-
-EXIT_INPUT = 1
-EXIT_USAGE = 2
-EXIT_UNREADABLE = 3
+from .status import EXIT_INPUT, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREADABLE, EXIT_USAGE, Exit
 
 
 def report_error(exc: SitemapError) -> int:
@@ -64,19 +62,31 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the console script; never shows a traceback for bad input."""
+    sys.exit(run(argv))
+
+
+def run(argv: list[str] | None = None) -> int:
+    """Run the command; return its exit status, every error reported on stderr."""
     try:
         cli.main(args=argv, prog_name="sitemapkit", standalone_mode=False)
+    except Exit as exc:
+        if exc.error is not None:
+            report_error(exc.error)
+        return exc.code
     except click.exceptions.Abort:
         click.echo("sitemapkit: aborted", err=True)
-        sys.exit(130)
+        return EXIT_INTERRUPTED
     except click.ClickException as exc:
         exc.show()
-        sys.exit(EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code)
+        return EXIT_USAGE if isinstance(exc, click.UsageError) else exc.exit_code
     except SitemapError as exc:
-        sys.exit(report_error(exc))
+        return report_error(exc)
     except BrokenPipeError:
-        sys.exit(0)
+        return EXIT_OK
     except KeyboardInterrupt:
         click.echo("sitemapkit: interrupted", err=True)
-        sys.exit(130)
-    sys.exit(0)
+        return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+__all__ = ["cli", "main", "report_error", "run"]

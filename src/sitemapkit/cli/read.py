@@ -11,9 +11,9 @@ from typing import IO
 
 import click
 
-from ..core.model import SitemapRef, Url
-from ..errors import SitemapError
-from ..reader import ReadReport, read_batches
+from .. import ReadReport, SitemapError, SitemapRef, Url
+from ..reader import read_batches
+from .status import EXIT_INPUT, EXIT_UNREADABLE, Exit
 
 _FLUSH = 1 << 20
 _COLUMNS = ("kind", "loc", "lastmod", "changefreq", "priority", "images", "alternates", "source")
@@ -106,8 +106,6 @@ def read_cmd(
     Exit codes: 0 read fully; 1 read with problems (findings on stderr, everything
     recoverable printed); 3 nothing could be read.
     """
-    from .main import EXIT_INPUT, EXIT_UNREADABLE, report_error
-
     report = ReadReport()
     out = sys.stdout.buffer
     seen = 0
@@ -141,13 +139,12 @@ def read_cmd(
         # the error that stopped reading is usually the last finding too: say it once
         report.findings = [f for f in report.findings if not exc.message.startswith(f.message)]
         _print_findings(report)
-        report_error(exc)
-        sys.exit(EXIT_INPUT if seen else EXIT_UNREADABLE)
+        raise Exit(EXIT_INPUT if seen else EXIT_UNREADABLE, exc) from None
     _print_findings(report)
     # SM012 (a sitemap could not be fetched) is a warning in the catalogue, and so are
     # some reasons to skip an entry; for reading, both mean entries are missing.
     if report.errors or report.dropped or any(f.rule == "SM012" for f in report.findings):
-        sys.exit(EXIT_INPUT if seen else EXIT_UNREADABLE)
+        raise Exit(EXIT_INPUT if seen else EXIT_UNREADABLE)
 
 
 def _print_tree(report: ReadReport, seen: int) -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from ..core.robotsfile import add_sitemaps, check_sitemap_url
+from .status import EXIT_INPUT, EXIT_OK, EXIT_UNREADABLE, Exit
 
 __all__ = ["robots_cmd"]
 
@@ -89,8 +90,6 @@ def robots_cmd(sitemaps: list[str], robots: str | None, check: bool) -> None:
     Exit codes: 0 done (or, with --check, every URL listed); 1 a URL is missing (--check);
     2 bad option (e.g. a relative URL); 3 the file could not be read or written.
     """
-    from .main import EXIT_INPUT, EXIT_UNREADABLE  # main imports this module
-
     path = None if robots in (None, "-") else Path(robots)
     try:
         if path is None:
@@ -99,7 +98,7 @@ def robots_cmd(sitemaps: list[str], robots: str | None, check: bool) -> None:
             data = path.read_bytes() if path.exists() else b""
     except OSError as exc:
         click.echo(f"sitemapkit: error: cannot read {robots!r}: {exc.strerror}", err=True)
-        sys.exit(EXIT_UNREADABLE)
+        raise Exit(EXIT_UNREADABLE) from None
     name = "robots.txt" if path is None else str(path)
     edit = add_sitemaps(data, sitemaps)
     for note in edit.notes:
@@ -111,7 +110,7 @@ def robots_cmd(sitemaps: list[str], robots: str | None, check: bool) -> None:
             click.echo(f"sitemapkit: {name} does not exist", err=True)
         for url in edit.added:
             click.echo(f"sitemapkit: {name}: missing: Sitemap: {url}", err=True)
-        sys.exit(EXIT_INPUT if edit.added else 0)
+        raise Exit(EXIT_INPUT if edit.added else EXIT_OK)
     for url in edit.added:
         click.echo(f"sitemapkit: {name}: added: Sitemap: {url}", err=True)
     if path is None:
@@ -123,4 +122,4 @@ def robots_cmd(sitemaps: list[str], robots: str | None, check: bool) -> None:
             write_atomically(path, edit.data)
         except OSError as exc:
             click.echo(f"sitemapkit: error: cannot write {robots!r}: {exc.strerror}", err=True)
-            sys.exit(EXIT_UNREADABLE)
+            raise Exit(EXIT_UNREADABLE) from None

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..changes import Diff, diff
-from ..core.finding import Finding
+from .. import Diff, Finding, InputError, diff
 from ..core.indexnow import (
     DEFAULT_ENDPOINT,
     MAX_URLS_PER_REQUEST,
@@ -24,10 +23,11 @@ from ..core.indexnow import (
     iter_batches,
     request_body,
 )
-from ..errors import InputError, SitemapError
+from . import option
+from .status import EXIT_INPUT, EXIT_UNREADABLE, Exit
 
 if TYPE_CHECKING:
-    from ..io.indexnow import BatchResult
+    from ..io.indexnow import BatchResult, SubmitResult
 
 __all__ = ["submit"]
 
@@ -77,11 +77,10 @@ def _on_batch(br: BatchResult) -> None:
     metavar="OLD NEW",
     help="Submit the URLs added, changed or removed from OLD to NEW (as `sitemapkit diff`).",
 )
-@click.option(
+@option.file(
     "--changed-since",
     "state",
     metavar="STATE",
-    type=click.Path(dir_okay=False),
     help="Submit the URLs that the last `write --state STATE` run added, changed or removed.",
 )
 @click.option(
@@ -98,35 +97,29 @@ def _on_batch(br: BatchResult) -> None:
     is_flag=True,
     help="Fetch the key file first and submit nothing if it does not hold the key.",
 )
-@click.option(
+@option.count(
     "--batch-size",
-    type=click.IntRange(1, MAX_URLS_PER_REQUEST),
+    low=1,
+    high=MAX_URLS_PER_REQUEST,
     default=MAX_URLS_PER_REQUEST,
-    show_default=True,
     help="URLs per POST (the protocol allows at most 10,000).",
 )
-@click.option(
+@option.count(
     "--retries",
-    type=click.IntRange(min=0),
     default=4,
-    show_default=True,
     help="Retries of a batch on 429, 5xx or no answer, with exponential backoff.",
 )
-@click.option(
+@option.seconds(
     "--backoff",
-    type=click.FloatRange(min=0),
     default=1.0,
-    show_default=True,
     help="Seconds before the first retry; doubles each time. Retry-After wins.",
 )
-@click.option(
+@option.seconds(
     "--max-retry-after",
-    type=click.FloatRange(min=0),
     default=120.0,
-    show_default=True,
     help="Give up rather than wait longer than this many seconds.",
 )
-@click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True)
+@option.seconds("--timeout", low=0.1, default=30.0)
 @click.option("--dry-run", is_flag=True, help="Print each POST body (JSON lines); send nothing.")
 def indexnow(
     urls: tuple[str, ...],
@@ -170,50 +163,18 @@ def indexnow(
     rejected, a URL was left out, or the key file does not hold the key; 2 usage;
     3 the endpoint could not be reached (or gave up after the retries).
     """
-    from .main import EXIT_INPUT, EXIT_UNREADABLE, report_error  # main imports this module
-
-    if sum(map(bool, (urls, from_diff, state))) > 1:
-        raise click.UsageError("give URLs, --from-diff or --changed-since, only one of them")
-    if not (from_diff or urls or state):
-        raise click.UsageError(
-            "no URLs: give URLs, - for stdin, --from-diff OLD NEW or --changed-since STATE"
-        )
-    if "-" in urls and len(urls) > 1:
-        raise click.UsageError("- (stdin) cannot be combined with URL arguments")
-    if not endpoint.startswith(("https://", "http://")):
-        raise click.UsageError(f"--endpoint {endpoint!r} is not an http(s) URL")
+    _check_usage(urls, from_diff, state, endpoint)
     changes: Diff | None = None
     try:
         host = check_host(host)
         check_key(key)
         if key_location is not None:
             key_location = check_key_location(key_location, host)
-        source: Iterator[str]
         if from_diff:
             changes = diff(*from_diff, parallel=True)
-            source = _diff_urls(changes)
-        elif state is not None:
-            from ..io.state import changed_in_last_run
-
-            try:
-                source = iter(list(changed_in_last_run(state)))
-            except (OSError, sqlite3.Error) as exc:
-                raise InputError(f"cannot read the state file: {exc}", where=state) from None
-        elif urls == ("-",):
-            source = _stdin_urls()
-        else:
-            source = iter(urls)
+        source = _source(urls, changes, state)
         if dry_run:
-            findings: list[Finding] = []
-            out = sys.stdout.buffer
-            for batch in iter_batches(
-                source, host=host, key_location=key_location, size=batch_size, findings=findings
-            ):
-                out.write(request_body(host, key, batch, key_location) + b"\n")
-            out.flush()
-            _print_findings(findings)
-            if any(f.severity == "error" for f in findings):
-                sys.exit(EXIT_INPUT)
+            _dry_run(source, host, key, key_location, batch_size)
             return
         from ..io.indexnow import submit_indexnow  # httpx: imported only when sending
 
@@ -231,11 +192,61 @@ def indexnow(
             timeout=timeout,
             on_batch=_on_batch,
         )
-    except SitemapError as exc:
-        sys.exit(report_error(exc))
     finally:
         if changes is not None:
             changes.close()
+    _summarize(result, endpoint)
+
+
+def _check_usage(
+    urls: tuple[str, ...], from_diff: tuple[str, str] | None, state: str | None, endpoint: str
+) -> None:
+    if sum(map(bool, (urls, from_diff, state))) > 1:
+        raise click.UsageError("give URLs, --from-diff or --changed-since, only one of them")
+    if not (from_diff or urls or state):
+        raise click.UsageError(
+            "no URLs: give URLs, - for stdin, --from-diff OLD NEW or --changed-since STATE"
+        )
+    if "-" in urls and len(urls) > 1:
+        raise click.UsageError("- (stdin) cannot be combined with URL arguments")
+    if not endpoint.startswith(("https://", "http://")):
+        raise click.UsageError(f"--endpoint {endpoint!r} is not an http(s) URL")
+
+
+def _source(urls: tuple[str, ...], changes: Diff | None, state: str | None) -> Iterator[str]:
+    """The URLs to submit: of a diff, of the last incremental run, of stdin or the arguments."""
+    if changes is not None:
+        return _diff_urls(changes)
+    if state is not None:
+        from ..io.state import changed_in_last_run
+
+        try:
+            return iter(list(changed_in_last_run(state)))
+        except (OSError, sqlite3.Error) as exc:
+            raise InputError(f"cannot read the state file: {exc}", where=state) from None
+    if urls == ("-",):
+        return _stdin_urls()
+    return iter(urls)
+
+
+def _dry_run(
+    source: Iterator[str], host: str, key: str, key_location: str | None, batch_size: int
+) -> None:
+    """Print each POST body as a JSON line; status 1 when a URL had to be left out."""
+    findings: list[Finding] = []
+    out = sys.stdout.buffer
+    for batch in iter_batches(
+        source, host=host, key_location=key_location, size=batch_size, findings=findings
+    ):
+        out.write(request_body(host, key, batch, key_location) + b"\n")
+    out.flush()
+    _print_findings(findings)
+    if any(f.severity == "error" for f in findings):
+        raise Exit(EXIT_INPUT)
+
+
+def _summarize(result: SubmitResult, endpoint: str) -> None:
+    """The findings and one summary line on stderr; the status the batches earned."""
     _print_findings(result.findings)
     sent = len(result.batches)
     if not sent and not result.findings:
@@ -247,6 +258,6 @@ def indexnow(
             err=True,
         )
     if result.stopped == "unreachable":
-        sys.exit(EXIT_UNREADABLE)
+        raise Exit(EXIT_UNREADABLE)
     if not result.ok:
-        sys.exit(EXIT_INPUT)
+        raise Exit(EXIT_INPUT)

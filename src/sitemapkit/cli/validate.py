@@ -9,9 +9,10 @@ from pathlib import Path
 
 import click
 
-from .. import __version__
+from .. import ValidationReport, __version__, validate
 from ..lint.report import RENDERERS
-from ..validation import validate
+from . import option
+from .status import EXIT_INPUT, EXIT_UNREADABLE, Exit
 
 
 @click.command("validate")
@@ -24,12 +25,11 @@ from ..validation import validate
     help="The URL a local file is published at (enables the location rules and finds an "
     "index's children beside it). Once for the first file, or once per file.",
 )
-@click.option(
+@option.choice(
     "--format",
     "fmt",
-    type=click.Choice(list(RENDERERS)),
+    choices=list(RENDERERS),
     default="text",
-    show_default=True,
     help="text (grouped by file), json, junit (JUnit XML), sarif (SARIF 2.1.0) or github "
     "(workflow annotations).",
 )
@@ -41,11 +41,10 @@ from ..validation import validate
 )
 @click.option("--ignore", multiple=True, metavar="IDS", help="Skip these rules.")
 @click.option("--strict", is_flag=True, help="Promote the rules marked strict→error.")
-@click.option(
+@option.choice(
     "--fail-on",
-    type=click.Choice(["error", "warning"]),
+    choices=["error", "warning"],
     default="error",
-    show_default=True,
     help="Exit 1 when a finding is at least this severe.",
 )
 @click.option(
@@ -57,11 +56,9 @@ from ..validation import validate
     "proven by that host's robots.txt (SM214).",
 )
 @click.option("--no-follow", is_flag=True, help="Do not validate the children of indexes.")
-@click.option(
+@option.count(
     "--max-findings",
-    type=click.IntRange(min=0),
     default=1_000,
-    show_default=True,
     metavar="N",
     help="List at most N findings per rule and document (the first ones); the others "
     "are counted in the summary. 0 lists all that are kept: each pass keeps at most "
@@ -90,18 +87,16 @@ from ..validation import validate
     help="The crawler whose robots.txt rules, X-Robots-Tag and meta robots tags apply. "
     "Requests still identify as sitemapkit.",
 )
-@click.option(
+@option.count(
     "--concurrency",
-    type=click.IntRange(min=1),
+    low=1,
     default=8,
-    show_default=True,
     help="Online requests in flight at once (at most 4 per host).",
 )
-@click.option(
+@option.seconds(
     "--timeout",
-    type=click.FloatRange(min=0, min_open=True),
+    above=True,
     default=10.0,
-    show_default=True,
     metavar="SECONDS",
     help="Per request of the online checks.",
 )
@@ -112,10 +107,10 @@ from ..validation import validate
     metavar="N",
     help="Check at most N URLs for --check-urls; the rest is noted as not checked.",
 )
-@click.option(
+@option.file(
     "-o",
     "--output",
-    type=click.Path(dir_okay=False, writable=True),
+    writable=True,
     help="Write the report to this file instead of standard output.",
 )
 def validate_cmd(
@@ -158,9 +153,6 @@ def validate_cmd(
     Exit codes: 0 no finding at or above --fail-on; 1 findings at or above it;
     2 usage error; 3 a target could not be read.
     """
-    from .main import EXIT_INPUT, EXIT_UNREADABLE  # here: main imports this module
-
-    selected = list(select) if select else None
     progress = _Progress() if (online or check_urls) and sys.stderr.isatty() else None
     try:
         report = validate(
@@ -168,7 +160,7 @@ def validate_cmd(
             published_at=list(published_at),
             allow_hosts=allow_hosts,
             strict=strict,
-            select=selected,
+            select=list(select) if select else None,
             ignore=ignore,
             now=dt.datetime.now(dt.UTC),
             follow=not no_follow,
@@ -187,6 +179,15 @@ def validate_cmd(
     finally:
         if progress is not None:
             progress.clear()
+    _emit(report, fmt, fail_on, output)
+    if report.unreadable:
+        raise Exit(EXIT_UNREADABLE)
+    if report.failed(fail_on):  # type: ignore[arg-type]
+        raise Exit(EXIT_INPUT)
+
+
+def _emit(report: ValidationReport, fmt: str, fail_on: str, output: str | None) -> None:
+    """The report in ``fmt``, to ``output`` or stdout (styled on a terminal)."""
     tty = output is None and sys.stdout.isatty()
     text = RENDERERS[fmt](
         report,
@@ -198,10 +199,6 @@ def validate_cmd(
         click.echo(text, nl=False)
     else:
         Path(output).write_text(text, encoding="utf-8")
-    if report.unreadable:
-        sys.exit(EXIT_UNREADABLE)
-    if report.failed(fail_on):  # type: ignore[arg-type]
-        sys.exit(EXIT_INPUT)
 
 
 class _Progress:

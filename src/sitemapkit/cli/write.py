@@ -10,10 +10,10 @@ from pathlib import Path
 
 import click
 
-from ..core.finding import Finding
-from ..errors import InputError
+from .. import Finding, InputError, SitemapWriter, WriteResult
+from ..core.limits import MAX_BYTES, MAX_URLS
 from ..io.sources import write_inputs
-from ..writer import SitemapWriter, WriteResult
+from . import option
 
 
 def _size(n: int) -> str:
@@ -65,12 +65,11 @@ def _print_table(result: WriteResult, gzip: bool, elapsed: float) -> None:
 
 @click.command()
 @click.argument("inputs", nargs=-1, required=True, metavar="INPUT...")
-@click.option(
+@option.folder(
     "-o",
     "--output",
     "out",
     required=True,
-    type=click.Path(file_okay=False),
     help="Folder to publish into (created if missing).",
 )
 @click.option(
@@ -79,46 +78,37 @@ def _print_table(result: WriteResult, gzip: bool, elapsed: float) -> None:
     help="URL at which the output folder is served, e.g. https://example.com/.",
 )
 @click.option("--gzip/--no-gzip", default=False, help="Write .xml.gz shards (reproducible).")
-@click.option(
-    "--max-urls",
-    type=click.IntRange(1, 50_000),
-    default=50_000,
-    show_default=True,
-    help="URLs per sitemap file.",
-)
-@click.option(
+@option.count("--max-urls", low=1, high=MAX_URLS, default=MAX_URLS, help="URLs per sitemap file.")
+@option.count(
     "--max-bytes",
-    type=click.IntRange(1, 52_428_800),
-    default=52_428_800,
-    show_default=True,
+    low=1,
+    high=MAX_BYTES,
+    default=MAX_BYTES,
     help="Uncompressed bytes per sitemap file.",
 )
-@click.option(
+@option.choice(
     "--index",
-    type=click.Choice(["auto", "always", "never"]),
+    choices=["auto", "always", "never"],
     default="auto",
-    show_default=True,
     help="auto: an index only when there is more than one file.",
 )
-@click.option(
+@option.choice(
     "--format",
     "fmt",
-    type=click.Choice(["xml", "txt"]),
+    choices=["xml", "txt"],
     default="xml",
-    show_default=True,
     help="XML sitemaps or text sitemaps (one URL per line).",
 )
 @click.option("--stylesheet", metavar="URL", help="Add an <?xml-stylesheet?> for browsers.")
 @click.option("--name", default="sitemap", show_default=True, help="File name prefix.")
-@click.option(
+@option.file(
     "--state",
     "state",
-    type=click.Path(dir_okay=False),
     help="SQLite state file for incremental runs: true lastmod, stable shards.",
 )
-@click.option(
+@option.folder(
     "--content-from",
-    type=click.Path(file_okay=False, exists=True),
+    exists=True,
     help="With --state: the built site; a page's file hash tells when it changed.",
 )
 @click.option(
@@ -187,27 +177,36 @@ def write(
         raise click.BadParameter(str(exc)) from None
     start = time.perf_counter()
     with writer:
-        if sys.stderr.isatty():
-            from rich.progress import Progress, TextColumn, TimeElapsedColumn
-
-            with Progress(
-                TextColumn("[progress.description]{task.description}"),
-                TextColumn("{task.completed:,} URLs"),
-                TextColumn("{task.fields[rate]}"),
-                TimeElapsedColumn(),
-                transient=True,
-            ) as bar:
-                task = bar.add_task("writing", total=None, rate="")
-
-                def tick(n: int) -> None:
-                    el = time.perf_counter() - start
-                    bar.update(task, completed=n, rate=f"{n / el:,.0f} URLs/s" if el else "")
-
-                notes = write_inputs(writer, inputs, progress=tick)
-        else:
-            notes = write_inputs(writer, inputs)
+        notes = _write_all(writer, inputs, start)
     result = writer.result
     _print_table(result, gzip, time.perf_counter() - start)
+    _print_notes(result, notes)
+
+
+def _write_all(writer: SitemapWriter, inputs: tuple[str, ...], start: float) -> list[str]:
+    """Write every input; on a terminal, with a progress line on stderr."""
+    if not sys.stderr.isatty():
+        return write_inputs(writer, inputs)
+    from rich.progress import Progress, TextColumn, TimeElapsedColumn
+
+    with Progress(
+        TextColumn("[progress.description]{task.description}"),
+        TextColumn("{task.completed:,} URLs"),
+        TextColumn("{task.fields[rate]}"),
+        TimeElapsedColumn(),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("writing", total=None, rate="")
+
+        def tick(n: int) -> None:
+            el = time.perf_counter() - start
+            bar.update(task, completed=n, rate=f"{n / el:,.0f} URLs/s" if el else "")
+
+        return write_inputs(writer, inputs, progress=tick)
+
+
+def _print_notes(result: WriteResult, notes: list[str]) -> None:
+    """Notes and warnings on stderr; the changes of an incremental run on stdout."""
     for note in [*notes, *result.notes]:
         click.echo(f"sitemapkit: note: {note}", err=True)
     if result.duplicates:
@@ -234,7 +233,7 @@ def write(
 
 def _validator(base_url: str) -> Callable[[Path], list[Finding]]:
     """The ``--validate`` hook: one staged file against every offline rule, at its URL."""
-    from ..validation import validate
+    from .. import validate
 
     base = base_url if base_url.endswith("/") else base_url + "/"
     now = dt.datetime.now(dt.UTC)
