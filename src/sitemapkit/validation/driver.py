@@ -346,19 +346,14 @@ class Validator:
     def _locate(self, doc: Doc, p: _Passes, own: list[Finding]) -> list[Child]:
         """Place the entry checks' findings on their lines (into ``own``); the lines of the
         alternates and the index's children (returned) too."""
-        fc, scan = p.fc, p.scan
+        fc, scan, kind = p.fc, p.scan, p.kind
         wanted = [(q.loc, q.occurrence) for q in fc.pending]
         wanted += [(q.see[0], q.see[1]) for q in fc.pending if q.see is not None]
         wanted += [(a.loc, a.occurrence) for a in fc.alternates]
         wanted += [(c, occ) for c, _, occ in fc.children]
         wanted += [(q.loc, q.occurrence) for q in p.checked]
         lines = resolve_lines(
-            wanted,
-            root=scan.root,
-            data=p.plain,
-            kind=p.kind,
-            base_url=doc.url,
-            anchors=scan.anchors,
+            wanted, root=scan.root, data=p.plain, kind=kind, base_url=doc.url, anchors=scan.anchors
         )
         own += [q.finding(doc.where, lines) for q in fc.pending]
         own += [q.finding(doc.where, lines) for q in p.checked]
