@@ -22,8 +22,9 @@ with findings (``report.omitted``).
 
 **Tuning.** ``tuning`` (a :class:`~sitemapkit.validation.driver.Tuning`) moves the
 internal thresholds: findings kept per pass, sizes from which a document is checked piece
-by piece, in the tree process, or after the reader. For tests and benchmarks; no finding
-depends on them but the counts a pass keeps.
+by piece, in the tree process, or after the reader. For tests and benchmarks: the
+findings do not depend on them, but for the counts a pass keeps and the columns of schema
+findings (not placed in pieces).
 """
 
 from __future__ import annotations

@@ -65,8 +65,9 @@ Child = tuple[str, str | None, int | None]
 @dataclass(frozen=True, slots=True)
 class Tuning:
     """The validator's internal thresholds (``validate(tuning=...)``), for tests and
-    benchmarks; the defaults are the product's, and no result depends on them but the
-    counts of findings a pass keeps."""
+    benchmarks; the defaults are the product's. The findings do not depend on them, but
+    for the counts a pass keeps (``keep_per_rule``) and the columns of schema findings,
+    which a document checked in pieces does not place."""
 
     #: Findings of a rule each pass keeps of a document; the others are only counted.
     keep_per_rule: int = KEEP_PER_RULE
