@@ -491,9 +491,8 @@ def test_piece_by_piece_checks_find_what_the_whole_tree_finds(
     everything = [r.id for r in RULES.values()]
     for path in [*INVALID, *VALID]:
         whole = _run(path, select=everything)
-        monkeypatch.setattr(validation, "_PIECES_FROM", 0)
-        monkeypatch.setattr(validation, "_piece_pass", spy)
-        pieces = _run(path, select=everything)
+        monkeypatch.setattr("sitemapkit.lint.tree.piece_pass", spy)
+        pieces = _run(path, select=everything, tuning=validation.Tuning(pieces_from=0, piece=piece))
         monkeypatch.undo()
         assert findings(pieces) == findings(whole), path.name
         assert (pieces.entries, pieces.notes) == (whole.entries, whole.notes), path.name
@@ -534,9 +533,8 @@ def test_a_large_document_checked_in_the_tree_process_gets_the_same_findings(
     monkeypatch.setattr(validation._TreeProcess, "run", run)
     remote = validate(path, published_at=url, now=NOW)
     assert started == [str(path)]
-    monkeypatch.setattr(validation, "_REMOTE_FROM", 1 << 40)
-    monkeypatch.setattr(validation, "_PIECES_FROM", 1 << 40)
-    local = validate(path, published_at=url, now=NOW)
+    whole = validation.Tuning(remote_from=1 << 40, pieces_from=1 << 40)
+    local = validate(path, published_at=url, now=NOW, tuning=whole)
     assert findings(remote) == findings(local)
     rules = {f.rule for f in local.findings}
     assert {"SM215", "SM304", "SM402"} <= rules
@@ -622,19 +620,10 @@ def test_plain_documents_read_by_the_scanner_skip_the_tree_and_find_the_same(
             return real(plain, where, ctx)
 
         def run(shortcut: bool) -> list[tuple[object, ...]]:
-            patches: dict[str, object] = {
-                "_DEFER_FROM": 0 if shortcut else 1 << 40,
-                "_REMOTE_FROM": 1 << 40,
-                "_plain_pass": spy,
-            }
-            saved = {name: getattr(validation, name) for name in patches}
-            try:
-                for name, value in patches.items():
-                    setattr(validation, name, value)
-                report = validate(path, published_at=url, now=NOW, select=ALL_RULES)
-            finally:
-                for name, value in saved.items():
-                    setattr(validation, name, value)
+            tuning = validation.Tuning(defer_from=0 if shortcut else 1 << 40, remote_from=1 << 40)
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr("sitemapkit.lint.tree.plain_pass", spy)
+                report = validate(path, published_at=url, now=NOW, select=ALL_RULES, tuning=tuning)
             return sorted(
                 (f.rule, f.severity, f.message, f.line, f.column, f.loc) for f in report.findings
             )

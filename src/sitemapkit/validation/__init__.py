@@ -1,0 +1,39 @@
+"""Validating sitemaps: files, build folders, URLs and whole sets, against every offline rule.
+
+The edge that drives the pure validator (:mod:`sitemapkit.lint`): it reads files (or fetches
+URLs through a pluggable :class:`Fetcher`), feeds each document to the reader and the
+checks, runs the XSD and the structural checks on the parsed tree, places every finding on
+its line, and walks sitemap indexes into their children.
+
+- :mod:`.api`: :func:`validate`, the front door.
+- :mod:`.driver`: the set's documents one by one: read → passes → merge → locate → cap.
+- :mod:`.merge`: one document's findings from its passes (severities, dedupe, caps).
+- :mod:`.document`: targets and the URLs they are known as; index children in a build folder.
+- :mod:`.fetcher`: :class:`Fetcher` and :class:`HttpFetcher`.
+- :mod:`.online`: the online checks (SM012, and the entries' URLs with ``check_urls``).
+- :mod:`.process`: the tree pass of large documents in a child process.
+
+The tree pass itself is pure and lives in :mod:`sitemapkit.lint.tree`.
+
+Per document, two passes run side by side: the streaming reader with the entry checks (this
+thread) and the tree pass, which parses the uncompressed document with libxml2, validates it
+against the bundled schemas and runs the structural checks (a worker thread; libxml2 releases
+the GIL). The tree holds one document at a time, about six times its uncompressed size
+(≈ 300 MB for a 50 MiB file); documents over the reader's budget are read only up to it.
+Across a set, duplicate and hreflang checks keep a few dozen bytes per URL.
+"""
+
+from __future__ import annotations
+
+from ..lint.report import ValidationReport
+
+# Private names the tests read; they patch the passes where they live, in lint.tree.
+from ..lint.tree import PIECES_FROM as _PIECES_FROM  # noqa: F401
+from ..lint.tree import piece_pass as _piece_pass  # noqa: F401
+from ..lint.tree import plain_pass as _plain_pass  # noqa: F401
+from .api import validate
+from .driver import Tuning
+from .fetcher import Fetched, Fetcher, HttpFetcher
+from .process import TreeProcess as _TreeProcess  # noqa: F401
+
+__all__ = ["Fetched", "Fetcher", "HttpFetcher", "Tuning", "ValidationReport", "validate"]
