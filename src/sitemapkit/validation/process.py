@@ -1,36 +1,31 @@
 """validation: the tree pass of large documents in a child process, beside the reader.
 
 An edge (it starts a process). libxml2 holds the GIL for much of its work, so the tree
-pass of a large document runs on a second core while the reader reads it here. The
-interface is small on purpose: :class:`TreeProcess` ``run(plain, where, ctx)`` and
-``close()``, and the caller falls back to the pass in its own process on any
-:data:`FAILURES`. (The mechanism is to be replaced by the shared child-process helper of
-``io``; nothing else depends on it.)
-
-Started as ``python -c`` (no fork of a process that may run threads, no re-import of the
-caller's ``__main__``). One document at a time: its uncompressed bytes go in raw after a
-length-prefixed pickle of ``(size, where, ctx, limits)``; its findings and entry anchors
-(never a tree) come back as a length-prefixed pickle.
+pass of a large document runs on a second core while the reader reads it here. The child is
+started, framed and stopped by :mod:`sitemapkit.io.child`, the one child-process helper (a
+fresh interpreter: the validator runs a thread pool, so it never forks). One document at a
+time: its uncompressed bytes travel as a raw frame beside ``(where, ctx, limits)`` (a
+:class:`~sitemapkit.io.child.Bulk`, no pickled copy of a large document); its findings
+and entry anchors (never a tree) come back. On any of :data:`FAILURES` the caller goes on
+with the pass in its own process.
 """
 
 from __future__ import annotations
 
-import contextlib
 import os
 import pickle
-import struct
-import subprocess
 import sys
-from pathlib import Path
-from typing import IO, Final, cast
+from typing import Final, cast
 
+from ..io.child import Bulk, Child, ChildError, serve
 from ..lint.checks import Context, entry_anchors
 from ..lint.tree import DEFAULTS, Scan, TreeLimits, tree_pass
 
 __all__ = ["FAILURES", "TreeProcess", "two_cores"]
 
-#: What a tree process that could not start, or died, raises: the caller goes on without it.
-FAILURES: Final = (OSError, EOFError, pickle.PickleError, struct.error)
+#: What a tree process that could not start, failed or died raises: the caller goes on
+#: without it (a crash of the pass there is a bug, but the document is still validated).
+FAILURES: Final = (OSError, ChildError, pickle.PickleError)
 
 
 def two_cores() -> bool:
@@ -43,75 +38,33 @@ class TreeProcess:
 
     def __init__(self, limits: TreeLimits = DEFAULTS) -> None:
         self.limits = limits
-        env = dict(os.environ)
-        root = str(Path(__file__).resolve().parents[2])  # the folder holding sitemapkit/
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-c", "from sitemapkit.validation.process import main; main()"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=env,
-        )
+        self._child = Child("sitemapkit.validation.process:main", name="the tree process")
+
+    @property
+    def pid(self) -> int:
+        return self._child.proc.pid
 
     def run(self, plain: bytes, where: str, ctx: Context) -> Scan:
-        stdin, stdout = self.proc.stdin, self.proc.stdout
-        assert stdin is not None and stdout is not None
-        _send(stdin, (len(plain), where, ctx, self.limits))
-        stdin.write(plain)  # as it is: no pickled copy of a large document
-        stdin.flush()
-        reply = _receive(stdout)
+        self._child.send_bulk((where, ctx, self.limits), plain)
+        reply = self._child.receive()
         if not isinstance(reply, Scan):
-            raise EOFError(f"the tree process failed: {reply!r}")
+            raise ChildError(f"the tree process answered {type(reply).__name__}, not a Scan")
         return reply
 
     def close(self) -> None:
-        if self.proc.stdin is not None:
-            with contextlib.suppress(OSError):
-                self.proc.stdin.close()
-        self.proc.kill()  # idle between documents: nothing to lose, no polling wait
-        self.proc.wait()
-        if self.proc.stdout is not None:
-            self.proc.stdout.close()
+        self._child.kill()  # idle between documents: nothing to lose, no polling wait
 
 
-def _send(out: IO[bytes], obj: object) -> None:
-    data = pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)
-    out.write(struct.pack("!Q", len(data)))
-    out.write(data)
-    out.flush()
-
-
-def _receive(inp: IO[bytes]) -> object:
-    head = inp.read(8)
-    if len(head) < 8:
-        raise EOFError("the tree process ended")
-    (size,) = struct.unpack("!Q", head)
-    data = inp.read(size)
-    if len(data) < size:
-        raise EOFError("the tree process ended")
-    return pickle.loads(data)
+def _pass(request: object) -> Scan:  # pragma: no cover - runs in the tree process
+    assert isinstance(request, Bulk)
+    where, ctx, limits = cast(tuple[str, Context, TreeLimits], request.request)
+    scan = tree_pass(request.data, where, ctx, limits)
+    if scan.root is not None:
+        scan.anchors = list(entry_anchors(scan.root, scan.kind))
+        scan.root = None
+    return scan
 
 
 def main() -> None:  # pragma: no cover - runs in the tree process
-    """The tree process: documents in on stdin, their tree pass out on stdout."""
-    out = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # nothing printed by accident can corrupt the channel
-    inp = sys.stdin.buffer
-    while True:
-        try:
-            request = _receive(inp)
-        except EOFError:
-            return
-        size, where, ctx, limits = cast(tuple[int, str, Context, TreeLimits], request)
-        plain = inp.read(size)
-        if len(plain) < size:
-            return
-        try:
-            scan = tree_pass(plain, where, ctx, limits)
-            if scan.root is not None:
-                scan.anchors = list(entry_anchors(scan.root, scan.kind))
-                scan.root = None
-            reply: object = scan
-        except Exception as exc:  # a bug: the parent goes on without this process
-            reply = f"{type(exc).__name__}: {exc}"
-        _send(out, reply)
+    """The tree process: documents in, their tree pass out (:func:`~sitemapkit.io.child.serve`)."""
+    serve(_pass)
