@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any, Final, Literal
@@ -182,6 +182,22 @@ def _tuple(value: Iterable[Any] | None, name: str) -> tuple[Any, ...]:
     return tuple(value)
 
 
+def _allow_deny(
+    relationship: str, items: str | Iterable[str], name: str, fold: Callable[[str], str]
+) -> tuple[str, ...]:
+    """Check a ``relationship="allow|deny"`` attribute; return its space-separated list,
+    each item stripped and case-folded with *fold*.
+
+    *name* is the list field (``video.restriction.countries``); the attribute is reported
+    as its sibling (``video.restriction.relationship``).
+    """
+    if relationship not in ("allow", "deny"):
+        where = name.rpartition(".")[0]
+        raise InvalidValue(f"{where}.relationship", f"{relationship!r} is not 'allow' or 'deny'")
+    raw = items.split() if isinstance(items, str) else _tuple(items, name)
+    return tuple(fold(item.strip()) for item in raw)
+
+
 @dataclass(frozen=True, slots=True)
 class Image:
     """``<image:image>``: one image on a page.
@@ -221,16 +237,9 @@ class VideoRestriction:
     countries: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        if self.relationship not in ("allow", "deny"):
-            raise InvalidValue(
-                "video.restriction.relationship", f"{self.relationship!r} is not 'allow' or 'deny'"
-            )
-        raw = (
-            self.countries.split()
-            if isinstance(self.countries, str)
-            else _tuple(self.countries, "video.restriction.countries")
+        codes = _allow_deny(
+            self.relationship, self.countries, "video.restriction.countries", str.upper
         )
-        codes = tuple(c.strip().upper() for c in raw)
         for c in codes:
             if not _COUNTRY.fullmatch(c):
                 raise InvalidValue(
@@ -248,16 +257,9 @@ class VideoPlatform:
     platforms: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        if self.relationship not in ("allow", "deny"):
-            raise InvalidValue(
-                "video.platform.relationship", f"{self.relationship!r} is not 'allow' or 'deny'"
-            )
-        raw = (
-            self.platforms.split()
-            if isinstance(self.platforms, str)
-            else _tuple(self.platforms, "video.platform.platforms")
+        names = _allow_deny(
+            self.relationship, self.platforms, "video.platform.platforms", str.lower
         )
-        names = tuple(p.strip().lower() for p in raw)
         for p in names:
             if p not in _PLATFORMS:
                 raise InvalidValue("video.platform.platforms", f"{p!r} is not web, mobile or tv")
