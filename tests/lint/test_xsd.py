@@ -406,6 +406,7 @@ MINIMAL_PACKAGE = (
     "__init__.py",
     "errors.py",
     "core/__init__.py",
+    "core/finding.py",
     "core/hardening.py",
     "core/namespace.py",
     "lint/__init__.py",
