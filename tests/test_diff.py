@@ -402,16 +402,3 @@ def test_an_error_in_the_second_process_keeps_its_details(
         changes(index, new, parallel=True, parallel_bytes=0)
     assert info.value.where == str(index) and info.value.hint
     assert always_parallel == [str(index)]
-
-
-def test_diff_takes_the_keywords_of_diff() -> None:
-    import inspect
-
-    from sitemapkit.changes import Diff, DiffKeywords
-
-    keywords = [
-        name
-        for name, p in inspect.signature(Diff).parameters.items()
-        if p.kind is inspect.Parameter.KEYWORD_ONLY
-    ]
-    assert list(DiffKeywords.__annotations__) == keywords

@@ -1,20 +1,10 @@
-"""sitemapkit.reader: read() is read_batches() record by record, with the same keywords."""
+"""sitemapkit.reader: read() passes its keywords on to read_batches()."""
 
 from __future__ import annotations
 
-import inspect
 from pathlib import Path
 
-from sitemapkit.reader import ReadKeywords, ReadReport, read, read_batches
-
-
-def test_read_takes_the_keywords_of_read_batches() -> None:
-    keywords = [
-        name
-        for name, p in inspect.signature(read_batches).parameters.items()
-        if p.kind is inspect.Parameter.KEYWORD_ONLY
-    ]
-    assert list(ReadKeywords.__annotations__) == keywords
+from sitemapkit.reader import ReadReport, read
 
 
 def test_read_passes_its_keywords_on(tmp_path: Path) -> None:

@@ -1603,13 +1603,7 @@ def test_an_entity_inside_an_entry_is_reported_not_expanded() -> None:
     assert "&e; inside <url> is never expanded" in findings[1].message
 
 
-def test_the_front_doors_take_the_parsers_settings() -> None:
-    import inspect
-
-    from sitemapkit.core.parse.parser import ParseKeywords, SitemapParser
-
-    parameters = inspect.signature(SitemapParser).parameters
-    assert set(ParseKeywords.__annotations__) <= set(parameters)
+def test_the_front_doors_pass_the_parsers_settings_on() -> None:
     data = b"https://example.com/a\nhttps://example.com/b\n"
     with pytest.raises(LimitError, match=r"at s\.txt:2"):
         parse_bytes(data, max_entries=1, source="s.txt")
