@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypedDict, Unpack
 from urllib.parse import unquote, urlsplit
 
 from .core.finding import Finding
@@ -31,7 +31,15 @@ from .io.extsort import DEFAULT_MAX_BYTES, ExternalSorter, merge_runs
 from .io.resource import Closeable
 from .reader import ReadReport, read, read_file
 
-__all__ = ["Change", "Diff", "DiffSummary", "canonical_json", "diff", "iter_urls"]
+__all__ = [
+    "Change",
+    "Diff",
+    "DiffKeywords",
+    "DiffSummary",
+    "canonical_json",
+    "diff",
+    "iter_urls",
+]
 
 ChangeKind = Literal["added", "removed", "changed"]
 
@@ -247,17 +255,18 @@ class Diff(Closeable):
             b = next(news, None)
 
 
-def diff(
-    old: str,
-    new: str,
-    *,
-    tmpdir: str | Path | None = None,
-    max_memory: int = DEFAULT_MAX_BYTES,
-    strict: bool = False,
-    partial: bool = False,
-    parallel: bool = False,
-    parallel_bytes: int = PARALLEL_BYTES,
-) -> Diff:
+class DiffKeywords(TypedDict, total=False):
+    """The keywords of :func:`diff`: those of :class:`Diff` (a test keeps them the same)."""
+
+    tmpdir: str | Path | None
+    max_memory: int
+    strict: bool
+    partial: bool
+    parallel: bool
+    parallel_bytes: int
+
+
+def diff(old: str, new: str, **options: Unpack[DiffKeywords]) -> Diff:
     """Compare two sets of sitemaps; return an iterator of :class:`Change` with a summary.
 
     ``old`` and ``new`` are each a sitemap file (an index's children are read from the
@@ -287,16 +296,7 @@ def diff(
     ...     [(c.kind, c.loc) for c in changes], changes.summary.removed
     ([('removed', 'https://example.com/x'), ('added', 'https://example.com/y')], 1)
     """
-    return Diff(
-        old,
-        new,
-        tmpdir=tmpdir,
-        max_memory=max_memory,
-        strict=strict,
-        partial=partial,
-        parallel=parallel,
-        parallel_bytes=parallel_bytes,
-    )
+    return Diff(old, new, **options)
 
 
 # -- the second process ----------------------------------------------------------------------

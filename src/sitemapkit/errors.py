@@ -8,6 +8,8 @@ or ``ValueError`` instead. Any other exception escaping the public API is a bug.
 
 from __future__ import annotations
 
+from .core.finding import position
+
 __all__ = [
     "FetchError",
     "InputError",
@@ -46,8 +48,7 @@ class SitemapError(Exception):
     @property
     def position(self) -> str:
         """``FILE:LINE:COL[, field F]`` or ``""`` when nothing is known."""
-        parts = [p for p in (self.where, self.line, self.column) if p is not None]
-        pos = ":".join(str(p) for p in parts)
+        pos = position(self.where, self.line, self.column)
         if self.field:
             pos = f"{pos}, field {self.field}" if pos else f"field {self.field}"
         return pos

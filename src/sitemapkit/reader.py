@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from .core.finding import Finding
 from .core.model import SitemapRef, Url
@@ -22,7 +22,15 @@ from .io.files import open_input
 if TYPE_CHECKING:  # not imported at run time: reading files does not need discovery
     from .core.discovery import SitemapTree
 
-__all__ = ["ReadReport", "SourcedRecord", "loads", "read", "read_batches", "read_file"]
+__all__ = [
+    "ReadKeywords",
+    "ReadReport",
+    "SourcedRecord",
+    "loads",
+    "read",
+    "read_batches",
+    "read_file",
+]
 
 _URL: re.Pattern[str] = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
@@ -115,15 +123,19 @@ def _file_batches(
             rep.dropped += max(0, parser.entries - kept)
 
 
-def read(
-    target: str,
-    *,
-    published_at: str | None = None,
-    follow: bool = True,
-    strict: bool = False,
-    report: ReadReport | None = None,
-) -> Iterator[SourcedRecord]:
+class ReadKeywords(TypedDict, total=False):
+    """The keywords of :func:`read`: those of :func:`read_batches` (a test keeps them the same)."""
+
+    published_at: str | None
+    follow: bool
+    strict: bool
+    report: ReadReport | None
+
+
+def read(target: str, **options: Unpack[ReadKeywords]) -> Iterator[SourcedRecord]:
     """Stream the records of a sitemap file, a sitemap URL, a robots.txt URL or a site.
+
+    The keywords are :func:`read_batches`'s.
 
     A local index's children are listed as ``SitemapRef`` records (they live at URLs);
     URLs are fetched and followed through :mod:`sitemapkit.io.fetch`.
@@ -134,9 +146,7 @@ def read(
     >>> [r.record.loc for r in read(p)]
     ['https://example.com/a']
     """
-    return _records(
-        read_batches(target, published_at=published_at, follow=follow, strict=strict, report=report)
-    )
+    return _records(read_batches(target, **options))
 
 
 def read_batches(

@@ -142,3 +142,11 @@ def test_trusted_builders_equal_the_checked_ones() -> None:
     )
     assert trusted_ref(U + "s.xml", None) == SitemapRef(U + "s.xml")
     assert trusted_image(U + "a.jpg", caption="c") == sk.Image(U + "a.jpg", caption="c")
+
+
+def test_allow_deny_lists_are_split_stripped_and_folded() -> None:
+    assert VideoRestriction("deny", " ie  gb ").countries == ("IE", "GB")
+    assert VideoRestriction("allow", [" fr"]).countries == ("FR",)  # type: ignore[arg-type]
+    assert VideoPlatform("allow", ["WEB", "Tv "]).platforms == ("web", "tv")  # type: ignore[arg-type]
+    with pytest.raises(InvalidValue, match=r"video\.platform\.platforms"):
+        VideoPlatform("allow", {"web": 1})  # type: ignore[arg-type]

@@ -1587,10 +1587,13 @@ def test_an_extension_element_that_is_not_the_extension_s_root() -> None:
 
 
 def test_an_entity_inside_an_entry_is_reported_not_expanded() -> None:
-    data = DECL + (
-        f'<!DOCTYPE urlset [<!ENTITY e "x">]>\n<urlset xmlns="{SM}">'
-        "<url><loc>https://example.com/</loc>&e;</url></urlset>"
-    ).encode()
+    data = (
+        DECL
+        + (
+            f'<!DOCTYPE urlset [<!ENTITY e "x">]>\n<urlset xmlns="{SM}">'
+            "<url><loc>https://example.com/</loc>&e;</url></urlset>"
+        ).encode()
+    )
     records, findings, _ = parse(data)
     assert records == [Url("https://example.com/")]
     assert [(f.rule, f.severity, f.line) for f in findings] == [
@@ -1598,3 +1601,11 @@ def test_an_entity_inside_an_entry_is_reported_not_expanded() -> None:
         ("SM011", "warning", 3),
     ]
     assert "&e; inside <url> is never expanded" in findings[1].message
+
+
+def test_the_front_doors_pass_the_parsers_settings_on() -> None:
+    data = b"https://example.com/a\nhttps://example.com/b\n"
+    with pytest.raises(LimitError, match=r"at s\.txt:2"):
+        parse_bytes(data, max_entries=1, source="s.txt")
+    with pytest.raises(LimitError, match=r"at s\.txt:2"):
+        list(iter_parse([data], max_entries=1, source="s.txt"))

@@ -407,6 +407,10 @@ def test_concurrent_first_use_compiles_completely_and_keeps_errors_apart() -> No
 MINIMAL_PACKAGE = (
     "__init__.py",
     "errors.py",
+    "core/__init__.py",
+    "core/finding.py",
+    "core/hardening.py",
+    "core/namespace.py",
     "lint/__init__.py",
     "lint/xsd.py",
     *(f"data/xsd/{name}" for name in (*SCHEMA_FILES, "NOTICE.md")),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Finding", "Severity", "clip"]
+__all__ = ["Finding", "Severity", "clip", "position"]
 
 Severity = Literal["error", "warning"]
 
@@ -40,13 +40,22 @@ class Finding:
     @property
     def position(self) -> str:
         """``FILE:LINE:COL`` with the unknown parts left out, or ``""``."""
-        parts = [p for p in (self.where, self.line, self.column) if p is not None]
-        return ":".join(str(p) for p in parts)
+        return position(self.where, self.line, self.column)
 
     def __str__(self) -> str:
         pos = self.position
         head = f"{pos}: " if pos else ""
         return f"{head}{self.rule} {self.severity}: {self.message}"
+
+
+def position(where: str | None, line: int | None, column: int | None) -> str:
+    """``FILE:LINE:COL`` with the unknown parts left out, or ``""``: the one way a finding
+    and an error (:attr:`sitemapkit.SitemapError.position`) name a place.
+
+    >>> position("s.xml", 7, None), position(None, None, None)
+    ('s.xml:7', '')
+    """
+    return ":".join(str(p) for p in (where, line, column) if p is not None)
 
 
 def clip(text: str, width: int = 80) -> str:

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
-from typing import Any, Final, Literal
+from typing import Any, ClassVar, Final, Literal
 
 from . import limits
 from .urls import check_text, iri_to_uri, is_canonical_loc, validate_loc
@@ -182,6 +182,29 @@ def _tuple(value: Iterable[Any] | None, name: str) -> tuple[Any, ...]:
     return tuple(value)
 
 
+def _allow_deny(
+    obj: VideoRestriction | VideoPlatform,
+    name: str,
+    fold: Callable[[str], str],
+    valid: Callable[[str], object],
+    expected: str,
+) -> None:
+    """Check a ``relationship="allow|deny"`` element: the attribute, and its space-separated
+    list (the field *name*), each item stripped, case-folded with *fold*, then *valid*."""
+    where = obj._NAME  # the prefix of the field names in errors
+    if obj.relationship not in ("allow", "deny"):
+        raise InvalidValue(
+            f"{where}.relationship", f"{obj.relationship!r} is not 'allow' or 'deny'"
+        )
+    value = getattr(obj, name)
+    raw = value.split() if isinstance(value, str) else _tuple(value, f"{where}.{name}")
+    items = tuple(fold(item.strip()) for item in raw)
+    for item in items:
+        if not valid(item):
+            raise InvalidValue(f"{where}.{name}", f"{item!r} is not {expected}")
+    _set(obj, name, items)
+
+
 @dataclass(frozen=True, slots=True)
 class Image:
     """``<image:image>``: one image on a page.
@@ -217,51 +240,30 @@ class Image:
 class VideoRestriction:
     """``<video:restriction relationship="allow|deny">`` with ISO 3166-1 country codes."""
 
+    _NAME: ClassVar[str] = "video.restriction"
     relationship: Literal["allow", "deny"]
     countries: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        if self.relationship not in ("allow", "deny"):
-            raise InvalidValue(
-                "video.restriction.relationship", f"{self.relationship!r} is not 'allow' or 'deny'"
-            )
-        raw = (
-            self.countries.split()
-            if isinstance(self.countries, str)
-            else _tuple(self.countries, "video.restriction.countries")
+        _allow_deny(
+            self,
+            "countries",
+            str.upper,
+            _COUNTRY.fullmatch,
+            "an ISO 3166-1 alpha-2 code such as 'US'",
         )
-        codes = tuple(c.strip().upper() for c in raw)
-        for c in codes:
-            if not _COUNTRY.fullmatch(c):
-                raise InvalidValue(
-                    "video.restriction.countries",
-                    f"{c!r} is not an ISO 3166-1 alpha-2 code such as 'US'",
-                )
-        _set(self, "countries", codes)
 
 
 @dataclass(frozen=True, slots=True)
 class VideoPlatform:
     """``<video:platform relationship="allow|deny">`` with platforms web, mobile, tv."""
 
+    _NAME: ClassVar[str] = "video.platform"
     relationship: Literal["allow", "deny"]
     platforms: tuple[str, ...]
 
     def __post_init__(self) -> None:
-        if self.relationship not in ("allow", "deny"):
-            raise InvalidValue(
-                "video.platform.relationship", f"{self.relationship!r} is not 'allow' or 'deny'"
-            )
-        raw = (
-            self.platforms.split()
-            if isinstance(self.platforms, str)
-            else _tuple(self.platforms, "video.platform.platforms")
-        )
-        names = tuple(p.strip().lower() for p in raw)
-        for p in names:
-            if p not in _PLATFORMS:
-                raise InvalidValue("video.platform.platforms", f"{p!r} is not web, mobile or tv")
-        _set(self, "platforms", names)
+        _allow_deny(self, "platforms", str.lower, _PLATFORMS.__contains__, "web, mobile or tv")
 
 
 @dataclass(frozen=True, slots=True)

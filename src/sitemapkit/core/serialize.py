@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 from array import array
-from collections.abc import Iterable, Iterator
-from typing import BinaryIO, Final, NamedTuple
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, BinaryIO, Final, NamedTuple
 from urllib.parse import urlsplit
 
 from .grammar import PRIORITY_TEXTS
@@ -99,6 +99,24 @@ def _image(i: Image, keep_deprecated: bool) -> str:
     return s + "</image:image>"
 
 
+#: The optional one-value elements of ``<video:video>`` before its tags, in the schema's
+#: order, each with how its value is written.
+_VIDEO_SCALARS: Final[tuple[tuple[str, Callable[[Any], str]], ...]] = (
+    ("content_loc", escape),
+    ("player_loc", escape),
+    ("duration", str),
+    ("expiration_date", str),
+    ("rating", "{:.1f}".format),
+    ("view_count", str),
+    ("publication_date", str),
+)
+
+
+def _allow_deny(tag: str, relationship: str, items: tuple[str, ...]) -> str:
+    """``<video:restriction>`` or ``<video:platform>``: a relationship and a list of codes."""
+    return f'<video:{tag} relationship="{relationship}">{" ".join(items)}</video:{tag}>'
+
+
 def _video(v: Video) -> str:
     # sitemap-video.xsd sequence: thumbnail_loc, title, description, content_loc,
     # player_loc, duration, expiration_date, rating, content_segment_loc, view_count,
@@ -110,29 +128,15 @@ def _video(v: Video) -> str:
         f"<video:title>{escape(v.title)}</video:title>",
         f"<video:description>{escape(v.description)}</video:description>",
     ]
-    if v.content_loc is not None:
-        p.append(f"<video:content_loc>{escape(v.content_loc)}</video:content_loc>")
-    if v.player_loc is not None:
-        p.append(f"<video:player_loc>{escape(v.player_loc)}</video:player_loc>")
-    if v.duration is not None:
-        p.append(f"<video:duration>{v.duration}</video:duration>")
-    if v.expiration_date is not None:
-        p.append(f"<video:expiration_date>{v.expiration_date}</video:expiration_date>")
-    if v.rating is not None:
-        p.append(f"<video:rating>{v.rating:.1f}</video:rating>")
-    if v.view_count is not None:
-        p.append(f"<video:view_count>{v.view_count}</video:view_count>")
-    if v.publication_date is not None:
-        p.append(f"<video:publication_date>{v.publication_date}</video:publication_date>")
+    for name, text in _VIDEO_SCALARS:
+        value = getattr(v, name)
+        if value is not None:
+            p.append(f"<video:{name}>{text(value)}</video:{name}>")
     p.extend(f"<video:tag>{escape(t)}</video:tag>" for t in v.tags)
     if v.family_friendly is not None:
         p.append(f"<video:family_friendly>{_yes_no(v.family_friendly)}</video:family_friendly>")
     if v.restriction is not None:
-        r = v.restriction
-        p.append(
-            f'<video:restriction relationship="{r.relationship}">'
-            f"{' '.join(r.countries)}</video:restriction>"
-        )
+        p.append(_allow_deny("restriction", v.restriction.relationship, v.restriction.countries))
     if v.requires_subscription is not None:
         p.append(
             f"<video:requires_subscription>{_yes_no(v.requires_subscription)}"
@@ -142,11 +146,7 @@ def _video(v: Video) -> str:
         info = f' info="{escape(v.uploader_info)}"' if v.uploader_info is not None else ""
         p.append(f"<video:uploader{info}>{escape(v.uploader)}</video:uploader>")
     if v.platform is not None:
-        pl = v.platform
-        p.append(
-            f'<video:platform relationship="{pl.relationship}">'
-            f"{' '.join(pl.platforms)}</video:platform>"
-        )
+        p.append(_allow_deny("platform", v.platform.relationship, v.platform.platforms))
     if v.live is not None:
         p.append(f"<video:live>{_yes_no(v.live)}</video:live>")
     p.append("</video:video>")

@@ -2,7 +2,8 @@
 
 Both build their ``httpx.AsyncClient`` the same way (redirects followed by hand, proxies
 from the environment, a pool as large as the concurrency), translate httpx's exceptions
-into text the same way, and wait by the one reading of ``Retry-After``
+into text the same way, check their request and retry bounds the same way (IndexNow's
+submitter too), and wait by the one reading of ``Retry-After``
 (:func:`sitemapkit.core.retry.retry_after`), against this process's clock.
 """
 
@@ -15,7 +16,14 @@ import httpx
 
 from ..core.retry import retry_after
 
-__all__ = ["describe", "new_client", "retry_after_seconds", "version"]
+__all__ = [
+    "check_requests",
+    "check_retries",
+    "describe",
+    "new_client",
+    "retry_after_seconds",
+    "version",
+]
 
 
 def version() -> str:
@@ -30,6 +38,20 @@ def describe(exc: Exception) -> str:
     """``Class: text`` of an exception (``Class`` alone when it has no text)."""
     text = str(exc)
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def check_requests(concurrency: int, per_host: int, timeout: float) -> None:
+    """``ValueError`` unless every client's request bounds are usable (the one check)."""
+    if concurrency < 1 or per_host < 1:
+        raise ValueError("concurrency and per_host must be at least 1")
+    if not timeout > 0:  # also refuses NaN
+        raise ValueError("timeout must be positive")
+
+
+def check_retries(retries: int, backoff: float, max_retry_after: float) -> None:
+    """``ValueError`` unless every client's retry budget is usable (the one check)."""
+    if retries < 0 or backoff < 0 or max_retry_after < 0:
+        raise ValueError("retries, backoff and max_retry_after must not be negative")
 
 
 def retry_after_seconds(value: str | None, cap: float) -> float | None:

@@ -36,7 +36,7 @@ from ..core.indexnow import (
     retry_delay,
 )
 from ..errors import FetchError, InputError
-from .http import version
+from .http import check_retries, version
 
 __all__ = [
     "BatchResult",
@@ -155,8 +155,7 @@ async def submit_indexnow_async(
     key = check_key(key)
     if key_location is not None:
         key_location = check_key_location(key_location, host)
-    if retries < 0 or backoff < 0 or max_retry_after < 0:
-        raise ValueError("retries, backoff and max_retry_after must not be negative")
+    check_retries(retries, backoff, max_retry_after)
     result = SubmitResult(endpoint)
     own = client is None
     http = client or httpx.AsyncClient(headers={"User-Agent": _user_agent()}, timeout=timeout)

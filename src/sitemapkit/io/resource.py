@@ -21,7 +21,7 @@ class Closeable:
 
     __slots__ = ()
 
-    def close(self) -> None:
+    def close(self) -> object:  # what it returns is the subclass's (the writer's result)
         raise NotImplementedError
 
     def _close_after_error(self) -> None:

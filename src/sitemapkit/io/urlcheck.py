@@ -76,7 +76,7 @@ from ..core.probe import (
 from ..core.robots import MAX_ROBOTS_BYTES, robots_url
 from ..errors import SitemapError
 from .fetch import USER_AGENT, ContentDecoder
-from .http import describe, new_client, retry_after_seconds
+from .http import check_requests, check_retries, describe, new_client, retry_after_seconds
 from .resource import AsyncCloseable, Closeable
 
 __all__ = [
@@ -145,12 +145,8 @@ class CheckOptions:
                 f"robots agent {self.robots_agent!r} is not a product token (letters, digits, "
                 "'-' and '_', e.g. Googlebot)"
             )
-        if self.concurrency < 1 or self.per_host < 1:
-            raise ValueError("concurrency must be at least 1")
-        if not self.timeout > 0:
-            raise ValueError("timeout must be positive")
-        if self.retries < 0 or self.max_retry_after < 0 or self.backoff < 0:
-            raise ValueError("retries, max_retry_after and backoff must not be negative")
+        check_requests(self.concurrency, self.per_host, self.timeout)
+        check_retries(self.retries, self.backoff, self.max_retry_after)
         if self.check_limit is not None and self.check_limit < 0:
             raise ValueError("check_limit must not be negative")
 

@@ -524,24 +524,6 @@ def _located_errors(root: etree._Element, piece: int) -> list[tuple[_Error, etre
     return located
 
 
-def _columns(
-    targets: list[etree._Element | None], root: etree._Element, source: bytes | None
-) -> list[tuple[int, int] | None]:
-    """(line, column) of each target's start tag, from the source; None where unknown."""
-    if source is None or not any(t is not None for t in targets):
-        return [None] * len(targets)
-    wanted = {id(t) for t in targets if t is not None}
-    order: dict[int, int] = {}
-    total = 0
-    for total, node in enumerate(root.iter(etree.Element), start=1):
-        if id(node) in wanted:
-            order[id(node)] = total - 1
-    positions = xsd._start_tag_positions(source, set(order.values()), total)
-    if positions is None:
-        return [None] * len(targets)
-    return [positions.get(order[id(t)]) if t is not None else None for t in targets]
-
-
 def schema_findings(
     tree: etree._ElementTree[etree._Element],
     *,
@@ -589,7 +571,7 @@ def schema_findings(
             if parent is not None and parent is not root:
                 el = parent  # a missing child is reported at its parent, as the reader does
         classified.append((error, el, rule, text, unknown_ns))
-    places = _columns([item[1] for item in classified], root, source)
+    places = xsd.start_tag_columns([item[1] for item in classified], root, source)
     out: list[Finding] = []
     for (error, el, rule, text, unknown_ns), place in zip(classified, places, strict=True):
         # An element of a namespace no bundled schema knows is not validated at all: a

@@ -32,16 +32,13 @@ from lxml import etree
 
 from sitemapkit.errors import ParseError, UnsafeXMLError
 
+from ..core.hardening import HARDENED
+from ..core.namespace import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
+
 if TYPE_CHECKING:
     from lxml.etree._docloader import _InputDocument  # only in types-lxml
 
-__all__ = ["load_schema", "xsd_errors"]
-
-_SITEMAP_NS: Final = "http://www.sitemaps.org/schemas/sitemap/0.9"
-_IMAGE_NS: Final = "http://www.google.com/schemas/sitemap-image/1.1"
-_VIDEO_NS: Final = "http://www.google.com/schemas/sitemap-video/1.1"
-_NEWS_NS: Final = "http://www.google.com/schemas/sitemap-news/0.9"
-_XHTML_NS: Final = "http://www.w3.org/1999/xhtml"
+__all__ = ["load_schema", "start_tag_columns", "xsd_errors"]
 
 _XML_NS: Final = "http://www.w3.org/XML/1998/namespace"
 
@@ -62,10 +59,10 @@ _PUBLIC: Final[Mapping[str, str]] = {
 # that libxml2 skips the latter's own import of the namespace from http://www.w3.org/.
 _IMPORTS: Final[Mapping[str, str]] = {
     _XML_NS: "xml.xsd",
-    _IMAGE_NS: "sitemap-image.xsd",
-    _VIDEO_NS: "sitemap-video.xsd",
-    _NEWS_NS: "sitemap-news.xsd",
-    _XHTML_NS: "xhtml1-strict.xsd",
+    IMAGE_NS: "sitemap-image.xsd",
+    VIDEO_NS: "sitemap-video.xsd",
+    NEWS_NS: "sitemap-news.xsd",
+    XHTML_NS: "xhtml1-strict.xsd",
 }
 
 # Between them these touch every bundled file; a complete compile finds both valid.
@@ -88,15 +85,15 @@ _CANARIES: Final = (
     b"<sitemap><loc>https://example.com/sitemap.xml</loc></sitemap></sitemapindex>",
 )
 
-_ROOTS: Final = frozenset({f"{{{_SITEMAP_NS}}}urlset", f"{{{_SITEMAP_NS}}}sitemapindex"})
+_ROOTS: Final = frozenset({f"{{{SITEMAP_NS}}}urlset", f"{{{SITEMAP_NS}}}sitemapindex"})
 
 # Messages name elements with the prefixes people write, not in {namespace}name form.
 _PREFIXES: Final[Mapping[str, str]] = {
-    _SITEMAP_NS: "",
-    _IMAGE_NS: "image:",
-    _VIDEO_NS: "video:",
-    _NEWS_NS: "news:",
-    _XHTML_NS: "xhtml:",
+    SITEMAP_NS: "",
+    IMAGE_NS: "image:",
+    VIDEO_NS: "video:",
+    NEWS_NS: "news:",
+    XHTML_NS: "xhtml:",
 }
 _CLARK_NAME: Final = re.compile(r"\{([^{}\s]*)\}(?=[A-Za-z_])")
 
@@ -126,16 +123,6 @@ class _BundleResolver(etree.Resolver):
         return self.resolve_string(text, context, base_url=url)
 
 
-def _hardened_parser() -> etree.XMLParser:
-    return etree.XMLParser(
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        dtd_validation=False,
-        huge_tree=False,
-    )
-
-
 @functools.cache
 def _compile() -> etree.XMLSchema:
     folder = files("sitemapkit").joinpath("data").joinpath("xsd")
@@ -148,14 +135,14 @@ def _compile() -> etree.XMLSchema:
             name: stack.enter_context(as_file(folder.joinpath(name))).resolve()
             for name in set(_PUBLIC.values())
         }
-        parser = _hardened_parser()
+        parser = etree.XMLParser(**HARDENED)
         parser.resolvers.add(_BundleResolver({path: path.read_bytes() for path in paths.values()}))
         # Any name but one of the files (libxml2 refuses a schema that includes itself).
         base = paths["sitemap.xsd"].with_name("combined.xsd").as_uri()
         top = etree.fromstring(_top_schema(paths), parser, base_url=base)
         schema = etree.XMLSchema(top)
     for canary in _CANARIES:
-        if not schema.validate(etree.fromstring(canary, _hardened_parser())):
+        if not schema.validate(etree.fromstring(canary, etree.XMLParser(**HARDENED))):
             raise RuntimeError(
                 f"The bundled schemas compiled incompletely: {schema.error_log.last_error}"
             )
@@ -172,7 +159,7 @@ def _top_schema(paths: Mapping[str, Path]) -> bytes:
     return "".join(
         [
             '<xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema"',
-            f' targetNamespace="{_SITEMAP_NS}" elementFormDefault="qualified">',
+            f' targetNamespace="{SITEMAP_NS}" elementFormDefault="qualified">',
             f'<xs:include schemaLocation="{uris["sitemap.xsd"]}"/>',
             f'<xs:include schemaLocation="{uris["siteindex.xsd"]}"/>',
             *(
@@ -248,7 +235,7 @@ def xsd_errors(
         message = (
             f"Element {_CLARK_NAME.sub(_prefixed, root_tag)!r}: No matching global declaration "
             "available for the validation root; expected 'urlset' or 'sitemapindex' in "
-            f"namespace {_SITEMAP_NS!r}."
+            f"namespace {SITEMAP_NS!r}."
         )
         return _place([(root.sourceline or 0, "/*", message)], tree, source)
 
@@ -267,7 +254,7 @@ def xsd_errors(
 
 
 def _parse(document: bytes) -> etree._ElementTree[etree._Element]:
-    parser = _hardened_parser()
+    parser = etree.XMLParser(**HARDENED)
     try:
         root = etree.fromstring(document, parser)
     except etree.XMLSyntaxError as exc:
@@ -309,24 +296,31 @@ def _place(
         # (the element counts would no longer correspond).
         return [(line, 0, message) for line, _, message in errors]
     root = tree.getroot()
-    # lxml hands out one proxy per node while it is alive, so identities can be compared.
     find = path_finder(root)
-    targets = [find(path) for _, path, _ in errors]
-    wanted = {id(element) for element in targets if element is not None}
+    columns = start_tag_columns([find(path) for _, path, _ in errors], root, source)
+    return [
+        (*(position or (line, 0)), message)
+        for (line, _, message), position in zip(errors, columns, strict=True)
+    ]
+
+
+def start_tag_columns(
+    targets: list[etree._Element | None], root: etree._Element, source: bytes | None
+) -> list[tuple[int, int] | None]:
+    """(line, column) of each target's start tag, from the source; None where unknown."""
+    if source is None or not any(t is not None for t in targets):
+        return [None] * len(targets)
+    # lxml hands out one proxy per node while it is alive, so identities can be compared.
+    wanted = {id(t) for t in targets if t is not None}
     order: dict[int, int] = {}
     total = 0
     for total, node in enumerate(root.iter(etree.Element), start=1):
         if id(node) in wanted:
             order[id(node)] = total - 1
     positions = _start_tag_positions(source, set(order.values()), total)
-    placed = []
-    for (line, _, message), element in zip(errors, targets, strict=True):
-        position = None
-        if positions is not None and element is not None:
-            position = positions.get(order[id(element)])
-        line, column = position or (line, 0)
-        placed.append((line, column, message))
-    return placed
+    if positions is None:
+        return [None] * len(targets)
+    return [positions.get(order[id(t)]) if t is not None else None for t in targets]
 
 
 def _find(root: etree._Element, path: str) -> etree._Element | None:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
 from typing import Literal
 
 from ..core import limits
 from ..core.model import Alternate, Url
 from ..core.serialize import EntryBlock
+from ..io.resource import Closeable
 from ..io.sources import PlainFile, Progress
 from . import parallel
 from .incremental import IncrementalRun
@@ -27,7 +27,7 @@ from .stream import StreamRun
 __all__ = ["SitemapWriter"]
 
 
-class SitemapWriter:
+class SitemapWriter(Closeable):
     """Write sitemaps of any size into ``directory``, published atomically on close.
 
     ``base_url`` is the URL at which ``directory`` is served. A loc given as a string
@@ -199,17 +199,7 @@ class SitemapWriter:
     def _abort(self) -> None:
         self._run.abort()
 
-    def __enter__(self) -> SitemapWriter:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is not None:
-            self._closed = True
-            self._abort()
-        else:
-            self.close()
+    def _close_after_error(self) -> None:
+        # a block that failed publishes nothing: the staged files go, the target stays
+        self._closed = True
+        self._abort()

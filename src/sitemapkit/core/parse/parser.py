@@ -10,7 +10,7 @@ a plain ``<urlset>``. The readers share only a :class:`~.document.Document`.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from typing import Final
+from typing import Final, TypedDict, Unpack
 
 from lxml import etree
 
@@ -32,6 +32,7 @@ __all__ = [
     "DEFAULT_MAX_ENTRIES",
     "DEFAULT_MAX_FINDINGS",
     "READERS",
+    "ParseKeywords",
     "SitemapParser",
     "iter_parse",
     "parse_bytes",
@@ -262,28 +263,29 @@ class SitemapParser:
             self._findings.add("SM106", f"The {_KIND_NAMES[doc.kind]} lists no entries")
 
 
+class ParseKeywords(TypedDict, total=False):
+    """The settings :func:`parse_bytes` and :func:`iter_parse` pass on to
+    :class:`SitemapParser` (same names, same defaults; a test keeps them the same)."""
+
+    source: str | None
+    base_url: str | None
+    strict: bool
+    max_bytes: int
+    max_entries: int
+
+
 def parse_bytes(
-    data: bytes,
-    *,
-    source: str | None = None,
-    base_url: str | None = None,
-    strict: bool = False,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    max_entries: int = DEFAULT_MAX_ENTRIES,
+    data: bytes, **settings: Unpack[ParseKeywords]
 ) -> tuple[list[Record], list[Finding], Kind | None]:
     """Parse a whole (small) document: ``(records, findings, kind)``.
+
+    The keywords are :class:`SitemapParser`'s (see :class:`ParseKeywords`).
 
     >>> recs, findings, kind = parse_bytes(b"https://example.com/a\\nnot a url\\n")
     >>> [u.loc for u in recs], [f.rule for f in findings], kind
     (['https://example.com/a'], ['SM009'], 'text')
     """
-    parser = SitemapParser(
-        source=source,
-        base_url=base_url,
-        strict=strict,
-        max_bytes=max_bytes,
-        max_entries=max_entries,
-    )
+    parser = SitemapParser(**settings)
     records = parser.feed(data)
     records += parser.close()
     return records, parser.findings, parser.kind
@@ -293,13 +295,11 @@ def iter_parse(
     chunks: Iterable[bytes],
     *,
     on_finding: Callable[[Finding], object] | None = None,
-    source: str | None = None,
-    base_url: str | None = None,
-    strict: bool = False,
-    max_bytes: int = DEFAULT_MAX_BYTES,
-    max_entries: int = DEFAULT_MAX_ENTRIES,
+    **settings: Unpack[ParseKeywords],
 ) -> Iterator[Record]:
     """Stream the records of a document given as chunks of bytes.
+
+    The other keywords are :class:`SitemapParser`'s (see :class:`ParseKeywords`).
 
     Each finding is passed to ``on_finding`` as soon as it is made (before the records
     of the same chunk are yielded, and also when an error ends the iteration). Use
@@ -312,13 +312,7 @@ def iter_parse(
     >>> [f.rule for f in seen]
     ['SM009']
     """
-    parser = SitemapParser(
-        source=source,
-        base_url=base_url,
-        strict=strict,
-        max_bytes=max_bytes,
-        max_entries=max_entries,
-    )
+    parser = SitemapParser(**settings)
     reported = 0
 
     def report() -> None:

@@ -19,6 +19,7 @@ from typing import Final, Literal
 
 from lxml import etree
 
+from ..hardening import HARDENED
 from ..namespace import IMAGE_NS, NEWS_NS, VIDEO_NS, XHTML_NS
 from .document import Document, Kind, Reader
 
@@ -97,10 +98,7 @@ def pull_parser(events: tuple[Literal["start", "end"]], tag: str | None) -> etre
     return etree.XMLPullParser(
         events=events,
         tag=tag,
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        huge_tree=False,
+        **HARDENED,
         recover=False,
         remove_comments=True,
         remove_pis=True,

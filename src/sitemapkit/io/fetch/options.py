@@ -24,7 +24,7 @@ from ...core.discovery import (
 )
 from ...core.finding import Finding
 from ...core.parse import DEFAULT_MAX_BYTES
-from ..http import version
+from ..http import check_requests, check_retries, version
 
 if TYPE_CHECKING:
     import httpx
@@ -92,12 +92,8 @@ class FetchOptions:
     report: Report | None = None
 
     def __post_init__(self) -> None:
-        if self.concurrency < 1 or self.per_host < 1:
-            raise ValueError("concurrency and per_host must be at least 1")
-        if self.timeout <= 0:
-            raise ValueError("timeout must be positive")
-        if self.retries < 0 or self.backoff < 0 or self.max_retry_after < 0:
-            raise ValueError("retries, backoff and max_retry_after must not be negative")
+        check_requests(self.concurrency, self.per_host, self.timeout)
+        check_retries(self.retries, self.backoff, self.max_retry_after)
         if self.workers is not None and self.workers < 0:
             raise ValueError("workers must not be negative")
 

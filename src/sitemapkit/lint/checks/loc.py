@@ -9,6 +9,7 @@ children, SM504 and SM505.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Final
 
 from ...core.finding import clip
@@ -110,21 +111,35 @@ def child_location(st: EntryState, batch: Batch[SitemapRef]) -> None:
             _location(st, batch, place, i, True)
 
 
+def _each_match(
+    st: EntryState,
+    batch: Batch[R],
+    rule: str,
+    pattern: re.Pattern[str],
+    message: Callable[[str, re.Match[str]], str],
+) -> None:
+    """``rule`` for each loc of the batch that ``pattern`` matches, worded by ``message``
+    from the loc and the match."""
+    for i, m in batch.matches(pattern):
+        st.emit(rule, message(batch.locs[i], m), batch, i)
+
+
 @CHECKED.decides("SM207")
 def double_escaped(st: EntryState, batch: Batch[R]) -> None:
     """SM207: a decoded URL that still holds an entity or a %25XX escape."""
     blob = batch.blob
     if "&#" not in blob and "%25" not in blob and (";" not in blob or "&" not in blob):
         return
-    for i, m in batch.matches(_DOUBLE_ESCAPED):
-        loc = batch.locs[i]
-        st.emit(
-            "SM207",
+    _each_match(
+        st,
+        batch,
+        "SM207",
+        _DOUBLE_ESCAPED,
+        lambda loc, m: (
             f"URL {clip(loc)!r} looks escaped twice ({m.group()!r} after decoding); "
-            "escape once: & as &amp; in the XML, a space as %20 in the URL",
-            batch,
-            i,
-        )
+            "escape once: & as &amp; in the XML, a space as %20 in the URL"
+        ),
+    )
 
 
 @CHECKED.decides("SM208")
@@ -132,15 +147,16 @@ def fragment(st: EntryState, batch: Batch[Url]) -> None:
     """SM208: fragments identify the same document; servers never see them."""
     if "#" not in batch.blob:
         return
-    for i, _ in batch.matches(_HASH):
-        loc = batch.locs[i]
-        st.emit(
-            "SM208",
+    _each_match(
+        st,
+        batch,
+        "SM208",
+        _HASH,
+        lambda loc, _: (
             f"URL {clip(loc)!r} has a fragment ({clip(loc[loc.index('#') :], 30)!r}); "
-            "list the URL without it",
-            batch,
-            i,
-        )
+            "list the URL without it"
+        ),
+    )
 
 
 @CHECKED.decides("SM209")
@@ -149,15 +165,16 @@ def session_id(st: EntryState, batch: Batch[Url]) -> None:
     low = batch.blob.lower()
     if "sid" not in low and "session" not in low:
         return
-    for i, m in batch.matches(_SESSION):
-        loc = batch.locs[i]
-        st.emit(
-            "SM209",
-            f"URL {clip(loc)!r} carries a session identifier ({m.group()!r}); list URLs "
-            "without session state",
-            batch,
-            i,
-        )
+    _each_match(
+        st,
+        batch,
+        "SM209",
+        _SESSION,
+        lambda loc, m: (
+            f"URL {clip(loc)!r} carries a session identifier ({m.group()!r}); "
+            "list URLs without session state"
+        ),
+    )
 
 
 @CHECKED.decides("SM218")
