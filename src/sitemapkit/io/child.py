@@ -59,6 +59,7 @@ import sys
 import threading
 import time
 import traceback
+import weakref
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -193,8 +194,9 @@ class Channel:
 
 #: In a child: the file descriptor its requests come in by (see :func:`cancelled`).
 _serving: list[int] = []
-#: In the parent: its ends of every child's pipes, closed by a forked child.
-_parent_ends: set[int] = set()
+#: In the parent: every child not closed yet; a forked child closes their pipes. Weak,
+#: so that a child dropped without ``close()`` (its files closed by the collector) leaves.
+_live: weakref.WeakSet[Child] = weakref.WeakSet()
 
 
 def cancelled() -> bool:
@@ -317,14 +319,19 @@ def _fork(handle: Callable[[Any], object]) -> tuple[_Fork, IO[bytes], IO[bytes]]
             try:
                 signal.signal(signal.SIGINT, signal.SIG_IGN)
                 signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-                for fd in (req_out, rep_in, *_parent_ends):
-                    os.close(fd)
-                _parent_ends.clear()
+                os.close(req_out)
+                os.close(rep_in)
+                for other in list(_live):  # else their ends would stay open while it runs
+                    other._close_pipes()
                 channel = Channel(os.fdopen(req_in, "rb"), os.fdopen(rep_out, "wb"))
                 _answer(channel, handle, req_in)
                 code = 0
             finally:
                 os._exit(code)  # never back into the parent's code
+    except BaseException:  # no child (fork failed, out of processes): no pipe left open
+        for fd in (req_in, req_out, rep_in, rep_out):
+            os.close(fd)
+        raise
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
     os.close(req_in)
@@ -367,7 +374,7 @@ class Child(Closeable):
         self.proc = proc
         self._replies = replies
         self._requests = requests
-        _parent_ends.update((replies.fileno(), requests.fileno()))
+        _live.add(self)
         self._channel = Channel(replies, requests)
 
     def fileno(self) -> int:
@@ -417,11 +424,14 @@ class Child(Closeable):
     def _close_after_error(self) -> None:
         self.kill()  # the with block failed: the child's work is not wanted
 
+    def _close_pipes(self) -> None:
+        self._end_requests()
+        self._replies.close()
+        _live.discard(self)
+
     def _end_requests(self) -> None:
-        if not self._requests.closed:
-            _parent_ends.discard(self._requests.fileno())
-            with contextlib.suppress(OSError):  # a last buffered write to a dead child
-                self._requests.close()
+        with contextlib.suppress(OSError):  # flushing (nothing: each frame is) to a dead child
+            self._requests.close()
 
     def _finish(self, deadline: float) -> None:
         """Drop what the child still sends until it exits; kill it at ``deadline``."""
@@ -436,9 +446,7 @@ class Child(Closeable):
                 time.sleep(min(left, 0.01))
             elif select.select([self._replies], [], [], min(left, 0.05))[0]:
                 talking = bool(self._replies.read(1 << 16))
-        if not self._replies.closed:
-            _parent_ends.discard(self._replies.fileno())
-            self._replies.close()
+        self._close_pipes()
 
 
 _C = TypeVar("_C", bound=Child)
@@ -451,8 +459,11 @@ def ready(children: Iterable[_C], timeout: float | None = None) -> list[_C]:
 
 
 def close_all(children: Iterable[Child], grace: float = 2.0) -> None:
-    """End children together: close every input, then drop what each still sends until
-    it exits; one still running after ``grace`` seconds is killed."""
+    """End children together; one still running after ``grace`` seconds is killed.
+
+    Every input is closed first (an idle child exits at once, a busy one sees
+    :func:`cancelled`), then what each still sends is read and dropped until it exits.
+    """
     children = list(children)
     deadline = time.monotonic() + grace
     try:
