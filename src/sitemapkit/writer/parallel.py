@@ -229,6 +229,13 @@ class _ForkPool:
         return (os.cpu_count() or 1) >= 2 and hasattr(os, "fork")
 
     @staticmethod
+    def send(worker: Child, job: Job) -> None:
+        try:
+            worker.send(job)
+        except ChildError:  # it died after its last result
+            raise _WorkerDied from None
+
+    @staticmethod
     def ready(busy: list[Child], block: bool) -> list[Child]:
         """The workers with a result waiting (at once unless ``block``)."""
         return child.ready(busy, None if block else 0)
@@ -273,7 +280,7 @@ class _Forked:
         else:
             self.planned.append(found)
 
-    def hand(self, worker: Child) -> None:
+    def hand(self, pool: _ForkPool, worker: Child) -> None:
         """Give ``worker`` the next range, if any."""
         if len(self.results) >= _AHEAD:
             self.idle.append(worker)
@@ -287,7 +294,7 @@ class _Forked:
         first = line + (self.source.body_start > 0)
         job = Job(k, s, e, first, str(self.run.stage(self.run.s.shard_name(k + 1))))
         self.jobs.append(job)
-        worker.send(job)
+        pool.send(worker, job)
         self.busy[worker] = k
 
     def take(self, k: int, res: Outcome) -> None:
@@ -307,7 +314,7 @@ class _Forked:
 
     def drive(self, pool: _ForkPool) -> None:
         for worker in pool.children:
-            self.hand(worker)
+            self.hand(pool, worker)
         if len(self.jobs) < 2:
             raise _NotPlain
         while self.busy:
@@ -319,9 +326,9 @@ class _Forked:
             for worker in ready:
                 k = self.busy.pop(worker)
                 self.take(k, pool.receive(worker))
-                self.hand(worker)
+                self.hand(pool, worker)
             while self.idle and len(self.results) < _AHEAD:
-                self.hand(self.idle.pop())
+                self.hand(pool, self.idle.pop())
 
 
 def write_forked(run: StreamRun, source: PlainFile, progress: Progress | None) -> bool:
