@@ -64,7 +64,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Final, Protocol, Self, TypeVar
+from typing import IO, Any, Final, NoReturn, Protocol, Self, TypeVar
 
 from .. import errors
 from ..errors import SitemapError
@@ -310,33 +310,44 @@ def _fork(handle: Callable[[Any], object]) -> tuple[_Fork, IO[bytes], IO[bytes]]
         )
     req_in, req_out = os.pipe()
     rep_in, rep_out = os.pipe()
-    # SIGINT waits until the child ignores it (or the parent is past the fork)
+    # Ctrl-C waits until the child ignores it and the parent holds the child's pipes
     mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         pid = os.fork()
-        if pid == 0:  # pragma: no cover - in the child
-            code = 1
-            try:
-                signal.signal(signal.SIGINT, signal.SIG_IGN)
-                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-                os.close(req_out)
-                os.close(rep_in)
-                for other in list(_live):  # else their ends would stay open while it runs
-                    other._close_pipes()
-                channel = Channel(os.fdopen(req_in, "rb"), os.fdopen(rep_out, "wb"))
-                _answer(channel, handle, req_in)
-                code = 0
-            finally:
-                os._exit(code)  # never back into the parent's code
-    except BaseException:  # no child (fork failed, out of processes): no pipe left open
+    except BaseException:  # no child (out of processes): no pipe left open
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         for fd in (req_in, req_out, rep_in, rep_out):
             os.close(fd)
         raise
-    finally:
+    if pid == 0:  # pragma: no cover - in the child
+        _forked_main(handle, req_in, rep_out, (req_out, rep_in), mask)
+    try:
+        os.close(req_in)
+        os.close(rep_out)
+        return _Fork(pid), os.fdopen(rep_in, "rb", buffering=0), os.fdopen(req_out, "wb")
+    finally:  # a Ctrl-C now drops the pipes: the child sees their end and exits
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
-    os.close(req_in)
-    os.close(rep_out)
-    return _Fork(pid), os.fdopen(rep_in, "rb", buffering=0), os.fdopen(req_out, "wb")
+
+
+def _forked_main(
+    handle: Callable[[Any], object],
+    requests: int,
+    replies: int,
+    parents: tuple[int, int],
+    mask: set[int | signal.Signals],
+) -> NoReturn:  # pragma: no cover - in the child
+    code = 1
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+        for fd in parents:
+            os.close(fd)
+        for other in list(_live):  # else their ends would stay open while it runs
+            other._close_pipes()
+        _answer(Channel(os.fdopen(requests, "rb"), os.fdopen(replies, "wb")), handle, requests)
+        code = 0
+    finally:
+        os._exit(code)  # never back into the parent's code
 
 
 class Child(Closeable):
