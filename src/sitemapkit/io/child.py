@@ -289,10 +289,12 @@ class _Fork:
 
     def wait(self, timeout: float | None = None) -> int:
         deadline = None if timeout is None else time.monotonic() + timeout
+        delay = 0.0005  # as Popen.wait: a child that is exiting is seen at once
         while (code := self.poll()) is None:
             if deadline is not None and time.monotonic() >= deadline:
                 raise subprocess.TimeoutExpired(f"fork {self.pid}", timeout or 0.0)
-            time.sleep(0.005)
+            time.sleep(delay)
+            delay = min(delay * 2, 0.05)
         return code
 
     def kill(self) -> None:
@@ -447,16 +449,17 @@ class Child(Closeable):
     def _finish(self, deadline: float) -> None:
         """Drop what the child still sends until it exits; kill it at ``deadline``."""
         talking = not self._replies.closed
-        while self.proc.poll() is None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self.proc.kill()
-                self.proc.wait()
-                break
-            if not talking:
-                time.sleep(min(left, 0.01))
-            elif select.select([self._replies], [], [], min(left, 0.05))[0]:
+        while talking and self.proc.poll() is None:
+            left = max(0.0, deadline - time.monotonic())
+            if select.select([self._replies], [], [], left)[0]:
                 talking = bool(self._replies.read(1 << 16))
+            else:
+                break
+        try:  # it closed the pipe: it is exiting
+            self.proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
         self._close_pipes()
 
 
