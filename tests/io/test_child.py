@@ -1,8 +1,12 @@
-"""io/child.py: launch, framing, the error round trip, a child that dies or hangs."""
+"""io/child.py: both launches, framing, the error round trip, a child that dies or hangs,
+cancellation and the end of the children."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -10,7 +14,18 @@ from pathlib import Path
 import pytest
 
 from sitemapkit import errors
-from sitemapkit.io.child import AsyncChild, Child, ChildError, ChildGone, ErrorRecord
+from sitemapkit.io.child import (
+    AsyncChild,
+    Child,
+    ChildError,
+    ChildGone,
+    ErrorRecord,
+    ForkUnsafe,
+    close_all,
+    ready,
+)
+
+from . import child_targets
 
 TARGET = "tests.io.child_targets:main"
 ALL_FIELDS = {"where": "a.xml", "line": 3, "column": 7, "field": "lastmod", "hint": "fix it"}
@@ -21,9 +36,15 @@ def _tests_importable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTHONPATH", str(Path(__file__).resolve().parents[2]))
 
 
-@pytest.fixture
-def child() -> Iterator[Child]:
-    with Child(TARGET, name="the test child") as c:
+def _launch(how: str) -> Child:
+    if how == "fork":
+        return Child.fork(child_targets.handle, name="the test child")
+    return Child(TARGET, name="the test child")
+
+
+@pytest.fixture(params=["fresh", "fork"])
+def child(request: pytest.FixtureRequest) -> Iterator[Child]:
+    with _launch(request.param) as c:
         yield c
 
 
@@ -67,13 +88,79 @@ def test_a_child_that_dies_raises_child_gone(child: Child) -> None:
     assert info.value.returncode == 3
 
 
-def test_a_hanging_child_is_killed() -> None:
-    child = Child(TARGET)
+@pytest.mark.parametrize("how", ["fresh", "fork"])
+def test_a_hanging_child_is_killed(how: str) -> None:
+    child = _launch(how)
     child.send(("hang",))
     started = time.monotonic()
     child.close(grace=0.2)  # closing its input does not end a busy child: it is killed
     assert time.monotonic() - started < 5
     assert child.proc.returncode is not None and child.proc.returncode < 0
+
+
+@pytest.mark.parametrize("how", ["fresh", "fork"])
+def test_closing_cancels_the_request_being_answered(how: str) -> None:
+    child = _launch(how)
+    child.send(("until_cancelled",))
+    time.sleep(0.2)
+    started = time.monotonic()
+    child.close(grace=10)  # it sees its input closed, answers (dropped) and exits
+    assert time.monotonic() - started < 5
+    assert child.proc.returncode == 0  # ended, not killed
+
+
+@pytest.mark.parametrize("how", ["fresh", "fork"])
+def test_a_reply_still_being_sent_at_the_end_is_read_and_dropped(how: str) -> None:
+    child = _launch(how)
+    child.send(("big", 8 << 20))  # more than a pipe holds: it blocks until read
+    time.sleep(0.2)
+    child.close(grace=10)
+    assert child.proc.returncode == 0
+
+
+def test_ready_tells_which_child_has_replied() -> None:
+    busy, quick = Child.fork(child_targets.handle), Child.fork(child_targets.handle)
+    try:
+        busy.send(("until_cancelled",))
+        quick.send(("echo", 1))
+        assert ready([busy, quick], timeout=10) == [quick]
+        assert quick.receive() == 1
+        assert ready([busy, quick], timeout=0) == []
+    finally:
+        close_all([busy, quick], grace=10)
+    assert (busy.proc.returncode, quick.proc.returncode) == (0, 0)
+
+
+def test_a_forked_child_holds_no_end_of_another_childs_pipes() -> None:
+    first = Child.fork(child_targets.handle)
+    second = Child.fork(child_targets.handle)  # inherits this process's ends of first's pipes
+    try:
+        first.close(grace=10)  # ...and closed them: first sees the end of its input
+        assert first.proc.returncode == 0
+        assert second.request(("echo", 2)) == 2
+    finally:
+        second.close()
+
+
+def test_a_forked_child_ignores_ctrl_c() -> None:
+    with Child.fork(child_targets.handle) as child:
+        os.kill(child.proc.pid, signal.SIGINT)  # at once: before it could set SIG_IGN
+        time.sleep(0.1)
+        assert child.request(("echo", "still here")) == "still here"
+
+
+def test_fork_is_refused_while_another_thread_runs() -> None:
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        with pytest.raises(ForkUnsafe, match="cannot fork: 2 threads run"):
+            Child.fork(child_targets.handle)
+    finally:
+        stop.set()
+        thread.join()
+    with Child.fork(child_targets.handle) as child:  # one thread again: allowed
+        assert child.request(("echo", 3)) == 3
 
 
 def test_async_child_pipelines_in_order_and_round_trips_errors() -> None:

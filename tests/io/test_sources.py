@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -388,6 +389,52 @@ def test_forked_error_names_the_right_line(tmp_path: Path) -> None:
     assert (info.value.line, info.value.field) == (2_345 + 2, "lastmod")
     assert not (tmp_path / "out-c.csv").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def _error_of(tmp: Path, data: bytes, name: str, parallel_min: int) -> tuple[object, ...]:
+    src = tmp / name
+    src.write_bytes(data)
+    out = tmp / ("out-" + name)
+    with (
+        pytest.raises(sk.InputError) as info,
+        sk.SitemapWriter(out, base_url=BASE, max_urls=1000) as w,
+    ):
+        write_inputs(w, [str(src)], parallel_min=parallel_min)
+    e = info.value
+    return type(e), e.message, Path(e.where or "").name, e.line, e.column, e.field, e.hint
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda rows: [*rows[:2345], rows[2345].replace(b"2024-05", b"2024-13"), *rows[2346:]],
+        lambda rows: [*rows[:1500], rows[1500].replace(b",0.", b",1.5"), *rows[1501:]],
+    ],
+)
+def test_a_forked_input_error_keeps_every_field(tmp_path: Path, damage: Any) -> None:
+    head, *rows = _big_csv(3_500).encode().splitlines()
+    data = b"\n".join([head, *damage(rows)]) + b"\n"
+    forked = _error_of(tmp_path, data, "a.csv", FORKED)
+    assert forked == _error_of(tmp_path, data, "a.csv", SEQUENTIAL)
+    assert forked[2] == "a.csv" and forked[3] > 1000  # raised in a shard writer process
+
+
+def test_the_forked_path_is_not_taken_while_another_thread_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = _big_csv(2_500)
+    calls = _spy_forked(monkeypatch)
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        forked = _outputs(tmp_path, text, "t.csv")  # a fork would copy a lock it holds
+    finally:
+        stop.set()
+        thread.join()
+    assert calls == [False]
+    assert forked == _outputs(tmp_path, text, "t2.csv", parallel_min=SEQUENTIAL)
+    assert calls == [False]  # the sequential run did not ask
 
 
 def test_forked_text_input(tmp_path: Path) -> None:
