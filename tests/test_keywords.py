@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from sitemapkit.changes import Diff, DiffKeywords
+from sitemapkit.changes import DiffKeywords, DiffOptions
 from sitemapkit.core.parse.parser import ParseKeywords, SitemapParser
 from sitemapkit.reader import ReadKeywords, read_batches
 
@@ -18,7 +18,7 @@ from sitemapkit.reader import ReadKeywords, read_batches
     ("keywords", "target", "not_passed"),
     [
         (ParseKeywords, SitemapParser, {"max_findings", "summarize", "fast"}),
-        (DiffKeywords, Diff, set()),
+        (DiffKeywords, DiffOptions, set()),
         (ReadKeywords, read_batches, set()),
     ],
 )

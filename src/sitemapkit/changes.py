@@ -35,6 +35,7 @@ __all__ = [
     "Change",
     "Diff",
     "DiffKeywords",
+    "DiffOptions",
     "DiffSummary",
     "canonical_json",
     "diff",
@@ -129,6 +130,31 @@ class DiffSummary:
         return text + (f"; {', '.join(dups)} (first listing used)" if dups else "")
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DiffOptions:
+    """How a :class:`Diff` runs, built once from its keywords (:func:`diff` says what each
+    means)."""
+
+    tmpdir: str | Path | None = None
+    max_memory: int = DEFAULT_MAX_BYTES
+    strict: bool = False
+    partial: bool = False
+    parallel: bool = False
+    parallel_bytes: int = PARALLEL_BYTES
+
+
+class DiffKeywords(TypedDict, total=False):
+    """The keywords of :func:`diff` and :class:`Diff`: the fields of :class:`DiffOptions`
+    (a test keeps them the same)."""
+
+    tmpdir: str | Path | None
+    max_memory: int
+    strict: bool
+    partial: bool
+    parallel: bool
+    parallel_bytes: int
+
+
 class Diff(Closeable):
     """The changes from one set of sitemaps to another, as an iterator, plus a summary.
 
@@ -139,29 +165,13 @@ class Diff(Closeable):
     ends or :meth:`close` is called (use ``with``).
     """
 
-    def __init__(
-        self,
-        old: str,
-        new: str,
-        *,
-        tmpdir: str | Path | None = None,
-        max_memory: int = DEFAULT_MAX_BYTES,
-        strict: bool = False,
-        partial: bool = False,
-        parallel: bool = False,
-        parallel_bytes: int = PARALLEL_BYTES,
-    ) -> None:
+    def __init__(self, old: str, new: str, **options: Unpack[DiffKeywords]) -> None:
         self.old = old
         self.new = new
         self.summary = DiffSummary()
         self.old_report = ReadReport()
         self.new_report = ReadReport()
-        self._tmpdir = tmpdir
-        self._max_memory = max_memory
-        self._strict = strict
-        self._partial = partial
-        self._parallel = parallel
-        self._parallel_bytes = parallel_bytes
+        self._options = DiffOptions(**options)
         self._gen = self._run()
 
     def __iter__(self) -> Diff:
@@ -181,12 +191,13 @@ class Diff(Closeable):
         self._gen.close()
 
     def _run(self) -> Generator[Change, None, None]:
-        work = Path(tempfile.mkdtemp(prefix="sitemapkit-diff-", dir=self._tmpdir))
+        opts = self._options
+        work = Path(tempfile.mkdtemp(prefix="sitemapkit-diff-", dir=opts.tmpdir))
         child: _SideProcess | None = None
         try:
-            if self._parallel and _worth_a_process(self.old, self.new, self._parallel_bytes):
+            if opts.parallel and _worth_a_process(self.old, self.new, opts.parallel_bytes):
                 # the old side is read in a second process while this one reads the new
-                child = _SideProcess(self.old, work, self._max_memory, self._strict)
+                child = _SideProcess(self.old, work, opts.max_memory, opts.strict)
                 new = self._sort(work, self.new, self.new_report, "new")
                 old_lines = child.result(self.old_report)
             else:
@@ -202,8 +213,9 @@ class Diff(Closeable):
             shutil.rmtree(work, ignore_errors=True)
 
     def _sort(self, work: Path, target: str, report: ReadReport, side: str) -> ExternalSorter:
-        sorter = ExternalSorter(work, max_bytes=self._max_memory, prefix=side)
-        sorter.extend(_lines(iter_urls(target, strict=self._strict, report=report)))
+        opts = self._options
+        sorter = ExternalSorter(work, max_bytes=opts.max_memory, prefix=side)
+        sorter.extend(_lines(iter_urls(target, strict=opts.strict, report=report)))
         return sorter
 
     def _check_complete(self, report: ReadReport, side: str) -> None:
@@ -212,7 +224,7 @@ class Diff(Closeable):
             for f in report.findings
             if f.rule in _INCOMPLETE and (f.severity == "error" or f.rule == "SM012")
         ]
-        if lost and not self._partial:
+        if lost and not self._options.partial:
             first = lost[0]
             error: type[SitemapError] = FetchError if first.rule == "SM012" else ParseError
             raise error(
@@ -253,17 +265,6 @@ class Diff(Closeable):
             s.added += 1
             yield _change("added", None, b)
             b = next(news, None)
-
-
-class DiffKeywords(TypedDict, total=False):
-    """The keywords of :func:`diff`: those of :class:`Diff` (a test keeps them the same)."""
-
-    tmpdir: str | Path | None
-    max_memory: int
-    strict: bool
-    partial: bool
-    parallel: bool
-    parallel_bytes: int
 
 
 def diff(old: str, new: str, **options: Unpack[DiffKeywords]) -> Diff:

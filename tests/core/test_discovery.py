@@ -288,3 +288,27 @@ def test_visit_key_normalisation() -> None:
     assert visit_key("https://example.com:8443/a?b=1#f") == "https://example.com:8443/a?b=1"
     assert visit_key("http://[::1]:8080/x") == "http://[::1]:8080/x"
     assert visit_key("http://example.com:bad/") == "http://example.com:bad/"
+
+
+@pytest.mark.parametrize(
+    ("budget", "message"),
+    [
+        ({"max_depth": -1}, "budgets must be positive"),
+        ({"max_sitemaps": 0}, "budgets must be positive"),
+        ({"max_bytes": 0}, "budgets must be positive"),
+        ({"max_document_bytes": 0}, "budgets must be positive"),
+        ({"max_redirects": -1}, "max_redirects must not be negative"),
+    ],
+)
+def test_budgets_out_of_range_are_refused(budget: dict[str, int], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        DiscoveryFlow("https://example.com/", **budget)  # type: ignore[arg-type]
+
+
+def test_the_budgets_are_one_frozen_value() -> None:
+    import dataclasses
+
+    flow = DiscoveryFlow("https://example.com/", max_depth=0, follow=False)
+    assert (flow.limits.max_depth, flow.limits.follow) == (0, False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        flow.limits.max_depth = 3  # type: ignore[misc]

@@ -47,6 +47,7 @@ __all__ = [
     "DiscoveryFlow",
     "FetchRequest",
     "FetchResponse",
+    "FlowLimits",
     "ProbeStatus",
     "Purpose",
     "RobotsStatus",
@@ -268,6 +269,29 @@ def _is_http(url: str) -> bool:
     return parts.scheme.lower() in ("http", "https") and bool(parts.netloc)
 
 
+@dataclass(frozen=True, slots=True)
+class FlowLimits:
+    """The budgets and settings of one crawl, as given to :class:`DiscoveryFlow` (its
+    docstring says what each means); checked when built."""
+
+    follow: bool
+    max_depth: int
+    max_sitemaps: int
+    max_bytes: int
+    max_document_bytes: int
+    max_redirects: int
+    user_agent: str
+
+    def __post_init__(self) -> None:
+        if (
+            self.max_depth < 0
+            or min(self.max_sitemaps, self.max_bytes, self.max_document_bytes) < 1
+        ):
+            raise ValueError("budgets must be positive (max_depth may be 0)")
+        if self.max_redirects < 0:
+            raise ValueError("max_redirects must not be negative")
+
+
 class _Node:
     """A sitemap (or robots.txt, or probe) of the crawl: every key it answers to (the URL
     requested, each redirect hop, the final URL) and the node that listed it."""
@@ -326,10 +350,16 @@ class DiscoveryFlow:
         probe_paths: Iterable[str] = PROBE_PATHS,
         user_agent: str = "sitemapkit",
     ) -> None:
-        if max_depth < 0 or max_sitemaps < 1 or max_bytes < 1 or max_document_bytes < 1:
-            raise ValueError("budgets must be positive (max_depth may be 0)")
-        if max_redirects < 0:
-            raise ValueError("max_redirects must not be negative")
+        #: The budgets as given, read (never copied) by the flow.
+        self.limits = FlowLimits(
+            follow,
+            max_depth,
+            max_sitemaps,
+            max_bytes,
+            max_document_bytes,
+            max_redirects,
+            user_agent,
+        )
         target = target.strip()
         if not _is_http(target):
             raise InputError(
@@ -337,13 +367,6 @@ class DiscoveryFlow:
                 "'https://example.com/' or a sitemap URL",
                 hint="local files are read with sitemapkit.read()",
             )
-        self.follow = follow
-        self.max_depth = max_depth
-        self.max_sitemaps = max_sitemaps
-        self.max_bytes = max_bytes
-        self.max_document_bytes = max_document_bytes
-        self.max_redirects = max_redirects
-        self.user_agent = user_agent
         self.tree = SitemapTree(target)
         self.sitemap_count = 0
         self.bytes_used = 0
@@ -389,19 +412,19 @@ class DiscoveryFlow:
         while self._queue and (limit is None or len(out) < limit):
             req = self._queue.popleft()
             node = self._nodes.pop(req)
-            remaining = self.max_bytes - self.bytes_used
+            remaining = self.limits.max_bytes - self.bytes_used
             if remaining <= 0 and req.purpose != "robots":
                 self._skip(
                     req.url,
                     req.parent,
-                    f"the crawl's byte budget ({self.max_bytes:,} bytes after "
+                    f"the crawl's byte budget ({self.limits.max_bytes:,} bytes after "
                     "decompression) is spent; raise max_bytes to read more",
                 )
                 continue
             if req.purpose == "robots":
                 req = replace(req, max_bytes=MAX_ROBOTS_BYTES)
             else:
-                req = replace(req, max_bytes=min(self.max_document_bytes, remaining))
+                req = replace(req, max_bytes=min(self.limits.max_document_bytes, remaining))
             self._nodes[req] = node
             self._outstanding.add(req)
             out.append(req)
@@ -425,9 +448,9 @@ class DiscoveryFlow:
                 where=request.url,
             )
         node.hops += 1
-        if node.hops > self.max_redirects:
+        if node.hops > self.limits.max_redirects:
             raise LimitError(
-                f"More than {self.max_redirects} redirects (the last to {target!r})",
+                f"More than {self.limits.max_redirects} redirects (the last to {target!r})",
                 where=request.url,
                 hint="link the final URL directly",
             )
@@ -452,7 +475,7 @@ class DiscoveryFlow:
         for record in records:
             if type(record) is SitemapRef:
                 node.is_index = True
-                if self.follow:
+                if self.limits.follow:
                     self._child(request, node, record.loc)
 
     def on_response(self, response: FetchResponse) -> None:
@@ -498,18 +521,19 @@ class DiscoveryFlow:
             return
         if visit_key(url) in self._visited:
             return  # read or queued already: the visited set keeps every URL to one fetch
-        if depth > self.max_depth:
+        limits = self.limits
+        if depth > limits.max_depth:
             self._skip(
                 url,
                 parent_url,
-                f"nested deeper than max_depth={self.max_depth}; raise max_depth to follow it",
+                f"nested deeper than max_depth={limits.max_depth}; raise max_depth to follow it",
             )
             return
-        if self.sitemap_count >= self.max_sitemaps:
+        if self.sitemap_count >= limits.max_sitemaps:
             self._skip(
                 url,
                 parent_url,
-                f"the crawl's sitemap budget (max_sitemaps={self.max_sitemaps:,}) is spent",
+                f"the crawl's sitemap budget (max_sitemaps={limits.max_sitemaps:,}) is spent",
             )
             return
         self.sitemap_count += 1
@@ -554,7 +578,7 @@ class DiscoveryFlow:
             parsed = parse_robots(
                 response.body,
                 response.final_url,
-                user_agent=self.user_agent,
+                user_agent=self.limits.user_agent,
                 truncated=response.truncated,
             )
             sitemaps, findings = parsed.sitemaps, parsed.findings

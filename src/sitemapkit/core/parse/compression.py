@@ -78,7 +78,7 @@ class Compression:
                     f"The document is {name}-compressed; sitemaps may only be compressed with gzip",
                     fatal=True,
                 )
-        source = self._findings.source
+        source = self._findings.settings.source
         if source is not None and self._inflater is None:
             path = source.split("?", 1)[0].split("#", 1)[0]
             if path.endswith(".gz"):

@@ -16,6 +16,7 @@ from ...errors import LimitError
 from .. import limits
 from ..model import SitemapRef, Url
 from .findings import Findings
+from .settings import ParseSettings
 
 __all__ = ["Document", "Kind", "Reader", "Record"]
 
@@ -41,29 +42,21 @@ class Document:
     """The state the readers of one document share."""
 
     __slots__ = (
-        "base_url",
         "col_off",
         "damaged",
         "entries",
-        "fast",
         "findings",
         "kind",
         "line_off",
-        "max_entries",
         "out",
         "placed",
         "prefix_reported",
+        "settings",
     )
 
-    def __init__(
-        self, findings: Findings, *, base_url: str | None, max_entries: int, fast: bool
-    ) -> None:
+    def __init__(self, findings: Findings, settings: ParseSettings) -> None:
         self.findings = findings
-        self.base_url = base_url
-        self.max_entries = max_entries
-        #: Take the fast paths (records built from values already canonical); off, every
-        #: value goes through the model's checks. Both give the same records and findings.
-        self.fast = fast
+        self.settings = settings
         self.kind: Kind | None = None
         #: Records completed and not yet returned, in document order.
         self.out: list[Record] = []
@@ -96,11 +89,12 @@ class Document:
     def count(self, line: int | None) -> None:
         """Count one entry against ``max_entries``."""
         self.entries += 1
-        if self.entries > self.max_entries:
+        settings = self.settings
+        if self.entries > settings.max_entries:
             raise LimitError(
-                f"The document has more than {self.max_entries:,} entries; raise max_entries "
+                f"The document has more than {settings.max_entries:,} entries; raise max_entries "
                 "to read it",
-                where=self.findings.source,
+                where=settings.source,
                 line=line,
             )
 
@@ -127,7 +121,7 @@ class Document:
 
     def quiet(self) -> int:
         """How many entries can be counted and placed before a budget check can fire."""
-        room = self.max_entries - self.entries
+        room = self.settings.max_entries - self.entries
         placed = self.placed
         if placed <= limits.MAX_URLS:
             room = min(room, limits.MAX_URLS - placed)

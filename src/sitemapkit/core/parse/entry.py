@@ -62,7 +62,7 @@ class UrlEntries(Entries):
         doc = self.doc
         t_loc, t_lastmod = self.t_loc, self.t_lastmod
         t_changefreq, t_priority = self.t_changefreq, self.t_priority
-        fast = doc.fast
+        fast = doc.settings.fast
         append = doc.out.append
         container = self.container
         left = quiet = doc.quiet()
@@ -147,7 +147,7 @@ class UrlEntries(Entries):
             else:
                 rest.append(child)
         url = None
-        if self.doc.fast:  # canonical core values with extensions: skip the model's checks
+        if self.doc.settings.fast:  # canonical core values with extensions: skip the model's checks
             core = [values.get(name) for name in _URL_FIELDS]
             if core[0] is not None and all(item is None or item[0] for item in core):
                 loc, lastmod, changefreq, priority = (None if i is None else i[0] for i in core)
@@ -269,7 +269,7 @@ class SitemapEntries(Entries):
         self.core = {self.t_loc: "loc", self.t_lastmod: "lastmod"}
 
     def entry(self, el: etree._Element) -> None:
-        if self.doc.fast:
+        if self.doc.settings.fast:
             t_loc, t_lastmod = self.t_loc, self.t_lastmod
             loc = lastmod = None
             n = 0

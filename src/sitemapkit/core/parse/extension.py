@@ -169,7 +169,7 @@ class Extensions:
             text = optional(self.doc, found, name, "image", raw)
             if text is not None:
                 kw[name] = text
-        if not kw and self.doc.fast:
+        if not kw and self.doc.settings.fast:
             image = fast_image(loc[0])
             if image is not None:
                 return image

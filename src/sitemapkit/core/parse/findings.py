@@ -14,6 +14,7 @@ from typing import Final
 from ...errors import ParseError, UnsafeXMLError
 from ..finding import Finding, Severity
 from ..rules import severity as catalogue_severity
+from .settings import ParseSettings
 
 __all__ = ["REPORTED", "Findings"]
 
@@ -42,13 +43,11 @@ _MAX_ONCE: Final = 100
 class Findings:
     """The findings of one document, in the order they were made (``items``)."""
 
-    __slots__ = ("_counts", "_seen", "cap", "items", "source", "strict")
+    __slots__ = ("_counts", "_seen", "items", "settings")
 
-    def __init__(self, source: str | None, *, strict: bool, cap: int) -> None:
-        self.source = source
-        self.strict = strict
-        #: Findings listed per rule (0: all).
-        self.cap = cap
+    def __init__(self, settings: ParseSettings) -> None:
+        #: ``source`` names the document; ``max_findings`` findings are listed per rule (0: all).
+        self.settings = settings
         self.items: list[Finding] = []
         self._counts: dict[str, int] = {}
         self._seen: set[str] = set()
@@ -67,12 +66,14 @@ class Findings:
         """Record a finding of ``rule``; raise when it is ``fatal`` (by default: an error in
         strict mode)."""
         sev = severity or catalogue_severity(rule)
+        settings = self.settings
+        cap = settings.max_findings
         n = self._counts[rule] = self._counts.get(rule, 0) + 1
-        if not self.cap or n <= self.cap:
-            self.items.append(Finding(rule, sev, message, self.source, line, column, loc))
-        if fatal if fatal is not None else (self.strict and sev == "error"):
+        if not cap or n <= cap:
+            self.items.append(Finding(rule, sev, message, settings.source, line, column, loc))
+        if fatal if fatal is not None else (settings.strict and sev == "error"):
             cls = UnsafeXMLError if rule == "SM011" else ParseError
-            raise cls(f"{message} [{rule}]", where=self.source, line=line, column=column)
+            raise cls(f"{message} [{rule}]", where=settings.source, line=line, column=column)
 
     def once(self, key: str) -> bool:
         """True the first time ``key`` is seen (caps repeated per-document findings)."""
@@ -84,12 +85,12 @@ class Findings:
     @property
     def unlisted(self) -> dict[str, int]:
         """Findings per rule beyond the cap, not in ``items``."""
-        cap = self.cap
+        cap = self.settings.max_findings
         return {r: n - cap for r, n in self._counts.items() if cap and n > cap}
 
     def summarize(self) -> None:
         """Count the unlisted findings of each rule in one last finding of that rule."""
-        cap = self.cap
+        cap = self.settings.max_findings
         for rule, n in self.unlisted.items():
             self.items.append(
                 Finding(
@@ -97,6 +98,6 @@ class Findings:
                     catalogue_severity(rule),
                     f"{n:,} more {rule} findings in this document are not listed "
                     f"(at most {cap:,} per rule)",
-                    self.source,
+                    self.settings.source,
                 )
             )

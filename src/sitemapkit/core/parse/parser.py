@@ -24,6 +24,7 @@ from .feed import AtomEntries, RssItems
 from .findings import Findings
 from .prolog import Opening, Prolog, kind_of
 from .scanner import Scanner
+from .settings import ParseSettings
 from .text import Text
 from .tree import Entries, Tree, split, tag_of
 
@@ -33,6 +34,7 @@ __all__ = [
     "DEFAULT_MAX_FINDINGS",
     "READERS",
     "ParseKeywords",
+    "ParseSettings",
     "SitemapParser",
     "iter_parse",
     "parse_bytes",
@@ -107,20 +109,14 @@ class SitemapParser:
         summarize: bool = True,
         fast: bool = True,
     ) -> None:
-        if max_bytes < 1 or max_entries < 1:
-            raise ValueError("max_bytes and max_entries must be positive")
-        # the settings as given (read-only: the readers keep their own copies)
-        self.source = source
-        self.base_url = base_url
-        self.strict = strict
-        self.max_bytes = max_bytes
-        self.max_entries = max_entries
-        self.max_findings = max_findings
-        self.summarize = summarize
-        self._findings = Findings(source, strict=strict, cap=max_findings)
+        #: The settings as given, read (never copied) by the shell and its readers.
+        self.settings = settings = ParseSettings(
+            source, base_url, strict, max_bytes, max_entries, max_findings, summarize, fast
+        )
+        self._findings = Findings(settings)
         #: The findings so far, in the order they were made.
         self.findings: list[Finding] = self._findings.items
-        self._doc = Document(self._findings, base_url=base_url, max_entries=max_entries, fast=fast)
+        self._doc = Document(self._findings, settings)
         self.bytes_in = 0
         self._compression = Compression(self._findings)
         self._prolog = Prolog(self._doc)
@@ -128,6 +124,16 @@ class SitemapParser:
         self._scanner: Scanner | None = None
         self._closed = False
         self._error: SitemapError | None = None
+
+    @property
+    def source(self) -> str | None:
+        """The name of the document in findings and errors."""
+        return self.settings.source
+
+    @property
+    def base_url(self) -> str | None:
+        """The sitemap's own URL, which relative locations resolve against."""
+        return self.settings.base_url
 
     # -- what the document showed ---------------------------------------------------------
 
@@ -187,7 +193,7 @@ class SitemapParser:
             self._error = exc
             raise
         finally:
-            if self.summarize:
+            if self.settings.summarize:
                 self._findings.summarize()
         return self._take()
 
@@ -207,11 +213,12 @@ class SitemapParser:
     def _plain(self, data: bytes) -> None:
         """The next decompressed bytes: counted against the budgets, then read."""
         self.bytes_in += len(data)
-        if self.bytes_in > self.max_bytes:
+        max_bytes = self.settings.max_bytes
+        if self.bytes_in > max_bytes:
             raise LimitError(
-                f"The document is larger than {self.max_bytes:,} bytes after decompression; "
+                f"The document is larger than {max_bytes:,} bytes after decompression; "
                 "raise max_bytes to read it",
-                where=self._findings.source,
+                where=self.settings.source,
             )
         # sitemaps.org: "no larger than 50MB (52,428,800 bytes)" uncompressed.
         if self.bytes_in > limits.MAX_BYTES and self.bytes_in - len(data) <= limits.MAX_BYTES:
@@ -242,7 +249,7 @@ class SitemapParser:
             doc.kind = kind  # after the reader's own findings, which strict mode may raise
             tree = Tree(doc, entries)
             self._reader = tree
-            if kind == "urlset" and doc.fast and Scanner.fits(root, opening.head):
+            if kind == "urlset" and doc.settings.fast and Scanner.fits(root, opening.head):
                 self._reader = self._scanner = Scanner(doc, tree, root)
         self._reader.feed(opening.data)
 

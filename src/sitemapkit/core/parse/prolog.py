@@ -206,7 +206,7 @@ class Prolog:
                 "The document has a DOCTYPE; sitemaps never need one. Entities "
                 "are not expanded and no DTD is loaded",
                 line=line,
-                fatal=doc.findings.strict,  # a warning, yet strict refuses any DTD outright
+                fatal=doc.settings.strict,  # a warning, yet strict refuses any DTD outright
             )
 
 

@@ -77,7 +77,7 @@ class Text(Reader):
         doc = self._doc
         doc.count(line)
         doc.place(line)
-        url = fast_url(text, None, None, None) if doc.fast else None
+        url = fast_url(text, None, None, None) if doc.settings.fast else None
         if url is None:
             try:
                 url = Url(text)

@@ -121,7 +121,7 @@ def absolute(doc: Document, text: str, line: int | None, raw: str | None, what: 
             loc=raw,
         )
         return None
-    if doc.base_url is None:
+    if doc.settings.base_url is None:
         add(
             "SM201",
             f"<{what}> {clip(text)!r} is relative and there is no base URL "
@@ -130,7 +130,7 @@ def absolute(doc: Document, text: str, line: int | None, raw: str | None, what: 
             loc=raw,
         )
         return None
-    resolved = resolve(text, doc.base_url)
+    resolved = resolve(text, doc.settings.base_url)
     add(
         "SM201",
         f"<{what}> {clip(text)!r} is relative; resolved to "
@@ -138,7 +138,7 @@ def absolute(doc: Document, text: str, line: int | None, raw: str | None, what: 
         line=line,
         loc=raw,
         # the entry is kept: a warning, unless strict reading refuses what it had to guess
-        severity="error" if doc.findings.strict else "warning",
+        severity="error" if doc.settings.strict else "warning",
     )
     return resolved
 

@@ -150,7 +150,7 @@ class Runner:
             self._wake.set()
         if self.out is None:
             return
-        if flow.follow and type(records[0]) is SitemapRef:
+        if flow.limits.follow and type(records[0]) is SitemapRef:
             # The entries of an index are followed, not handed out (see RecordStream).
             records = [r for r in records if type(r) is not SitemapRef]
             if not records:
