@@ -40,8 +40,9 @@ unit: $(STAMP) bytecode
 
 test: lint typecheck unit
 
-bench: $(STAMP)
-	$(BIN)/python bench/run.py
+# The peer harness (../shared/bench): sitemapkit beside its reference rows, 200k URLs.
+bench: $(STAMP) bytecode
+	../shared/bench/run_peers.sh --candidate $(BIN)/sitemapkit --quick-candidate --size 200000
 
 clean:
 	rm -rf $(VENV) demo-out .pytest_cache .mypy_cache .ruff_cache .coverage
