@@ -8,6 +8,8 @@ or ``ValueError`` instead. Any other exception escaping the public API is a bug.
 
 from __future__ import annotations
 
+from typing import Any
+
 from .core.finding import position
 
 __all__ = [
@@ -58,6 +60,18 @@ class SitemapError(Exception):
         if self.position:
             text += f" (at {self.position})"
         return text
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # An exception pickles its args only; the keyword fields travel too, so that an
+        # error raised in a child process is raised again in the parent whole (io/child.py).
+        return (_restore, (type(self), self.message, dict(vars(self))))
+
+
+def _restore(cls: type[SitemapError], message: str, fields: dict[str, Any]) -> SitemapError:
+    exc = cls.__new__(cls)
+    Exception.__init__(exc, message)
+    vars(exc).update(fields)
+    return exc
 
 
 class InputError(SitemapError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import pickle
 import signal
 import threading
 import time
@@ -60,9 +61,24 @@ def test_a_sitemap_error_keeps_its_class_and_every_field(child: Child) -> None:
     assert child.request(("echo", 1)) == 1  # the child goes on after an error
 
 
-def test_error_record_of_an_unknown_class_is_the_root_class() -> None:
-    exc = ErrorRecord("NoSuchError", "m", where="w", field="f").exception()
-    assert type(exc) is errors.SitemapError and (exc.where, exc.field) == ("w", "f")
+class _OwnError(errors.InputError):
+    """An error class of a caller's, with a field of its own."""
+
+    def __init__(self, message: str, **fields: object) -> None:
+        super().__init__(message, where="w", field="f")
+        self.extra = fields
+
+
+def test_every_sitemap_error_pickles_whole() -> None:
+    for exc in (
+        errors.LimitError("too big", where="s.xml", line=3, column=9, field="loc", hint="h"),
+        _OwnError("own", size=5),
+    ):
+        again = ErrorRecord.of(exc).exception()
+        copy = pickle.loads(pickle.dumps(ErrorRecord.of(exc))).exception()
+        assert again is exc
+        assert type(copy) is type(exc) and str(copy) == str(exc)
+        assert vars(copy) == vars(exc) and copy.args == exc.args
 
 
 def test_other_exceptions_come_back_as_child_error(child: Child) -> None:

@@ -66,7 +66,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Final, NoReturn, Protocol, Self, TypeVar
 
-from .. import errors
 from ..errors import SitemapError
 from .resource import Closeable
 
@@ -104,34 +103,18 @@ class ChildGone(ChildError):
 
 @dataclass(frozen=True, slots=True)
 class ErrorRecord:
-    """A :class:`~sitemapkit.errors.SitemapError` as it crosses the process boundary."""
+    """A :class:`~sitemapkit.errors.SitemapError` the handler raised, as it crosses the
+    process boundary (the error pickles whole: its class and every field)."""
 
-    kind: str
-    message: str
-    where: str | None = None
-    line: int | None = None
-    column: int | None = None
-    field: str | None = None
-    hint: str | None = None
+    error: SitemapError
 
     @classmethod
     def of(cls, exc: SitemapError) -> ErrorRecord:
-        return cls(
-            type(exc).__name__, exc.message, exc.where, exc.line, exc.column, exc.field, exc.hint
-        )
+        return cls(exc)
 
     def exception(self) -> SitemapError:
-        """The error again, of its own class (the root class for a name not in errors)."""
-        found = getattr(errors, self.kind, None)
-        cls = found if isinstance(found, type) and issubclass(found, SitemapError) else None
-        return (cls or SitemapError)(
-            self.message,
-            where=self.where,
-            line=self.line,
-            column=self.column,
-            field=self.field,
-            hint=self.hint,
-        )
+        """The error again, of its own class, with its message and every field."""
+        return self.error
 
 
 @dataclass(frozen=True, slots=True)
