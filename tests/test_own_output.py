@@ -222,13 +222,13 @@ def test_the_index_gives_each_shard_its_latest_entry_compared_as_instants(tmp_pa
         # the local dates disagree with the instants: 11:00-05:00 is 16:00Z, after 10:30Z
         w.add(sk.Url(BASE + "a", lastmod="2024-05-03T00:30:00+14:00"))
         w.add(sk.Url(BASE + "b", lastmod="2024-05-02T11:00:00-05:00"))
-        # a bare date outlasts every instant of an earlier day
+        # a bare date counts from its day's start in UTC: 23:00-05:00 is 04:00Z, later
         w.add(sk.Url(BASE + "c", lastmod="2024-05-02"))
         w.add(sk.Url(BASE + "d", lastmod="2024-05-01T23:00:00-05:00"))
         w.add(BASE + "e")  # a shard without any lastmod: none in the index
     assert _index(out / "sitemap.xml") == {
         BASE + "sitemap-1.xml": "2024-05-02T11:00:00-05:00",
-        BASE + "sitemap-2.xml": "2024-05-02",
+        BASE + "sitemap-2.xml": "2024-05-01T23:00:00-05:00",
         BASE + "sitemap-3.xml": None,
     }
     report = sk.validate(out / "sitemap.xml", published_at=BASE + "sitemap.xml")
@@ -291,3 +291,25 @@ def test_the_sm403_hint_says_what_the_writer_writes(tmp_path: Path) -> None:
     records = [r.record for r in sk.read_file(str(path))]
     assert b"<priority>0.9</priority>" in sk.dumps(records)
     assert b"<priority>0.5</priority>" in sk.dumps(records)
+
+
+def test_the_stale_index_check_compares_instants_and_still_sees_days(tmp_path: Path) -> None:
+    def check(index_lastmod: str, page_lastmod: str) -> list[str]:
+        (tmp_path / "sitemap.xml").write_text(
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+            f"<sitemap><loc>{BASE}s1.xml</loc><lastmod>{index_lastmod}</lastmod></sitemap>\n"
+            "</sitemapindex>\n"
+        )
+        (tmp_path / "s1.xml").write_text(
+            '<?xml version="1.0" encoding="UTF-8"?>\n'
+            '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+            f"<url><loc>{BASE}p</loc><lastmod>{page_lastmod}</lastmod></url>\n"
+            "</urlset>\n"
+        )
+        report = sk.validate(tmp_path / "sitemap.xml", published_at=BASE + "sitemap.xml")
+        return [f.rule for f in report.findings]
+
+    assert check("2024-05-02", "2024-05-03") == ["SM508"]  # a day before, both bare
+    assert check("2024-05-02T11:00:00-05:00", "2024-05-03T00:30:00+14:00") == []  # later
+    assert check("2024-05-02T09:00:00+00:00", "2024-05-03T00:30:00+14:00") == ["SM508"]

@@ -20,14 +20,14 @@ from .settings import Settings
 
 __all__ = ["Latest", "publish", "refuse_many", "write_indexes"]
 
-_DAY_END = dt.timedelta(hours=36)  # a bare date lasts until its end at -12:00
-
 
 def _instant(text: str) -> dt.datetime:
-    """The latest instant a lastmod in the writer's form can mean (a bare date: its end)."""
-    p = parse_w3c(text)
-    start = p.to_datetime()
-    return start if p.offset_minutes is not None else start + _DAY_END
+    """The instant of a lastmod, a bare date at its day's start in UTC.
+
+    So a bare date wins only over instants before its day began in UTC, which no page
+    can show as a later local date: the index's date is never before a page's.
+    """
+    return parse_w3c(text).to_datetime()
 
 
 class Latest:
@@ -42,6 +42,13 @@ class Latest:
     >>> last.add_all([b"2024-05-02T01:00:00+05:00", b"2024-05-01T22:00:00-05:00"])
     >>> last.value
     '2024-05-01T22:00:00-05:00'
+    >>> last.add("2024-05-02")  # from 00:00 UTC: before 22:00-05:00 of the day before
+    >>> last.add("not a date")
+    >>> last.value
+    '2024-05-01T22:00:00-05:00'
+    >>> last.add("2024-05-03")
+    >>> last.value
+    '2024-05-03'
     """
 
     __slots__ = ("_at", "value")
@@ -54,7 +61,10 @@ class Latest:
         """Take one lastmod (``None``: the entry has none)."""
         if text is None or text == self.value:
             return
-        at = _instant(text)
+        try:
+            at = _instant(text)
+        except ValueError:  # not a date (a record read as it was): it says nothing newer
+            return
         if self._at is None or at > self._at:
             self.value, self._at = text, at
 

@@ -157,16 +157,20 @@ def _index_graph(s: SetChecks, out: list[Finding]) -> None:
 
 
 def _older(lastmod: str, day: str) -> bool:
-    """An index lastmod surely before any instant of the local ``day`` a page names.
+    """An index lastmod before the latest local ``day`` its child's pages name.
 
-    Compared as instants: ``day`` (``YYYY-MM-DD`` of a page's lastmod, in its own offset)
-    begins at the earliest at ``T00:00+14:00``; a lastmod read in another offset may
-    show an earlier date and still be later (``2024-05-02T11:00:00-05:00`` is after
-    ``2024-05-03T00:30:00+14:00``).
+    A bare date is compared as a day. A time with an offset is compared as an instant:
+    ``day`` (``YYYY-MM-DD`` of a page's lastmod, in its own offset) begins at the earliest
+    at ``T00:00+14:00``, and a lastmod in another offset may show an earlier date and
+    still be later (``2024-05-02T11:00:00-05:00`` is after ``2024-05-03T00:30:00+14:00``).
     """
-    bounds = instant_bounds(lastmod)
-    if bounds is None or not day:
+    if not day:
         return False
+    if len(lastmod) <= 10:
+        return lastmod < day
+    bounds = instant_bounds(lastmod)
+    if bounds is None:
+        return lastmod[:10] < day
     start = dt.datetime.fromisoformat(day).replace(tzinfo=dt.timezone(dt.timedelta(hours=14)))
     return bounds[1] < start
 
