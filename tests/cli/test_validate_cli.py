@@ -350,3 +350,119 @@ def test_writer_check_hook_runs_before_publishing(tmp_path: Path) -> None:
     with ok:
         ok.add(sk.Url("https://example.com/a"))
     assert (tmp_path / "ok" / "sitemap.xml").is_file()
+
+
+# -- findings people and CI systems can use ----------------------------------------------
+
+
+def test_location_findings_say_how_cross_submission_is_proven_and_passed(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "s.xml").write_text(
+        urlset(url("https://other.example/a"), url("https://example.com:8443/b"))
+    )
+    code, out, _ = cli(
+        ["validate", str(tmp_path / "s.xml"), "--published-at", "https://example.com/s.xml"]
+    )
+    assert code == 1
+    assert "SM210" in out and "SM212" in out
+    assert (
+        "Allowed when https://other.example/robots.txt names this sitemap in a 'Sitemap:' "
+        "line (cross-submission): then validate with --allow-host other.example (and write "
+        "with --no-location-check)"
+    ) in out
+    assert "--allow-host https://example.com:8443 " in out
+    code, _, err = cli(
+        ["write", "-", "-o", str(tmp_path / "o"), "--base-url", "https://example.com/"],
+        input="loc\nhttps://other.example/a\n",
+    )
+    assert code == 1 and "--no-location-check" in err and "'Sitemap:' line" in err
+
+
+def test_sarif_from_the_command_points_at_the_rules_page(tmp_path: Path) -> None:
+    (tmp_path / "s.xml").write_text(urlset(url("https://other.example/a")))
+    code, out, _ = cli(
+        [
+            "validate",
+            str(tmp_path / "s.xml"),
+            "--published-at",
+            "https://example.com/s.xml",
+            "--format",
+            "sarif",
+        ]
+    )
+    assert code == 1
+    rules = json.loads(out)["runs"][0]["tool"]["driver"]["rules"]
+    sm210 = next(r for r in rules if r["id"] == "SM210")
+    # no repository URL in the package's metadata: relative to the repository's root
+    assert sm210["helpUri"] == "docs/rules.md#sm210"
+
+
+def _on_a_terminal(args: list[str], cwd: Path) -> tuple[int, bytes, bytes]:
+    """Run the command with stderr on a pseudo-terminal: (exit code, stdout, stderr)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sitemapkit", *args],
+        stdout=subprocess.PIPE,
+        stderr=slave,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+    )
+    os.close(slave)
+    err = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        err += chunk
+    os.close(master)
+    out = proc.stdout.read() if proc.stdout else b""
+    return proc.wait(timeout=60), out, err
+
+
+def _write_args(tmp_path: Path, out: str, *more: str) -> list[str]:
+    """``write`` of 60 URLs in shards of 20 into ``tmp_path / out``."""
+    src = tmp_path / "in.txt"
+    src.write_text("".join(f"https://example.com/p{i}\n" for i in range(60)))
+    base = ["--base-url", "https://example.com/", "--max-urls", "20"]
+    return ["write", str(src), "-o", str(tmp_path / out), *base, *more]
+
+
+def _site(tmp_path: Path) -> Path:
+    code, _, err = cli(_write_args(tmp_path, "public"))
+    assert code == 0, err
+    return tmp_path / "public"
+
+
+def test_validate_shows_progress_on_a_terminal_only(tmp_path: Path) -> None:
+    public = _site(tmp_path)
+    args = [
+        "validate",
+        str(public / "sitemap.xml"),
+        "--published-at",
+        "https://example.com/sitemap.xml",
+    ]
+    code, out, err = _on_a_terminal(args, tmp_path)
+    assert code == 0, err
+    assert b"\r\x1b[Kvalidating sitemap.xml (0 sitemaps, 0 entries done)" in err
+    assert err.endswith(b"\r\x1b[K")  # erased before the report
+    assert b"validating" not in out  # the report itself stays plain
+    code, _, piped = cli(args)
+    assert code == 0 and "validating" not in piped and "\x1b" not in piped
+
+
+def test_write_validate_shows_progress_on_a_terminal_only(tmp_path: Path) -> None:
+    code, out, err = _on_a_terminal(_write_args(tmp_path, "public", "--validate"), tmp_path)
+    assert code == 0, err
+    assert b"validating the output: sitemap-1.xml (0 files, 0 entries done)" in err
+    assert b"sitemap-3.xml" in out
+    code, _, piped = cli(_write_args(tmp_path, "again", "--validate"))
+    assert code == 0 and "validating" not in piped

@@ -196,7 +196,7 @@ def test_fast_path_takes_plain_blocks_and_writes_what_the_row_path_writes(
         fast = serialize.BlockFormatter(BASE, ["loc", "lastmod", "changefreq", "priority"])
         result = fast.format(body)
         assert result is not None  # the equivalence tests above are not vacuous
-        entries, count, hashes = result
+        entries, count, hashes = result.data, result.entries, result.hashes
         assert count == 300 and len(hashes) == 300
         # ...and each line is what the row path makes of the same row
         for line, row in zip(entries.decode().splitlines(), lines, strict=True):

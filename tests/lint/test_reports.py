@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,11 +14,13 @@ from sitemapkit.core.finding import Finding
 from sitemapkit.lint.report import (
     RENDERERS,
     ValidationReport,
+    help_uri,
     render_github,
     render_json,
     render_junit,
     render_sarif,
     render_text,
+    rules_markdown,
 )
 from sitemapkit.lint.rules import RULES
 
@@ -237,3 +240,29 @@ def test_every_format_is_registered() -> None:
     empty = ValidationReport()
     for render in RENDERERS.values():
         assert render(empty, fail_on="error", tool_version="0", style=None)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_the_rules_page_is_what_the_catalogue_generates() -> None:
+    page = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    assert page == rules_markdown(), (
+        "docs/rules.md is out of date: python -m sitemapkit.lint.report > docs/rules.md"
+    )
+
+
+def test_sarif_points_each_rule_at_its_own_anchor(report: ValidationReport) -> None:
+    page = (ROOT / "docs" / "rules.md").read_text(encoding="utf-8")
+    rules = json.loads(render_sarif(report))["runs"][0]["tool"]["driver"]["rules"]
+    uris = [r["helpUri"] for r in rules]
+    assert len(set(uris)) == len(RULES)
+    for rule, uri in zip(rules, uris, strict=True):
+        path, anchor = uri.split("#")
+        assert path == "docs/rules.md" and anchor == rule["id"].lower()
+        assert f'<a id="{anchor}"></a>\n\n### {rule["id"]} `{rule["name"]}`' in page
+    on_github = json.loads(render_sarif(report, repository="https://github.com/o/sitemapkit/"))
+    sm301 = next(r for r in on_github["runs"][0]["tool"]["driver"]["rules"] if r["id"] == "SM301")
+    assert sm301["helpUri"] == "https://github.com/o/sitemapkit/blob/HEAD/docs/rules.md#sm301"
+    elsewhere = help_uri("HRE901", "https://docs.example.org/sitemapkit")
+    assert elsewhere == "https://docs.example.org/sitemapkit/docs/rules.md#hre901"

@@ -153,7 +153,7 @@ def validate_cmd(
     Exit codes: 0 no finding at or above --fail-on; 1 findings at or above it;
     2 usage error; 3 a target could not be read.
     """
-    progress = _Progress() if (online or check_urls) and sys.stderr.isatty() else None
+    status = StatusLine.on_terminal()
     try:
         report = validate(
             list(targets),
@@ -172,13 +172,14 @@ def validate_cmd(
             concurrency=concurrency,
             timeout=timeout,
             check_limit=check_limit,
-            progress=progress,
+            progress=status.checked if status is not None and (online or check_urls) else None,
+            on_document=status.document if status is not None else None,
         )
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     finally:
-        if progress is not None:
-            progress.clear()
+        if status is not None:
+            status.clear()
     _emit(report, fmt, fail_on, output)
     if report.unreadable:
         raise Exit(EXIT_UNREADABLE)
@@ -194,6 +195,7 @@ def _emit(report: ValidationReport, fmt: str, fail_on: str, output: str | None) 
         style=click.style if tty else None,
         fail_on=fail_on,
         tool_version=__version__,
+        repository=repository_url() if fmt == "sarif" else None,
     )
     if output is None:
         click.echo(text, nl=False)
@@ -201,24 +203,67 @@ def _emit(report: ValidationReport, fmt: str, fail_on: str, output: str | None) 
         Path(output).write_text(text, encoding="utf-8")
 
 
-class _Progress:
-    """``checked N/M URLs`` on one line of stderr (a TTY), at most ten times a second."""
+def repository_url() -> str | None:
+    """The repository URL of the installed package's metadata (``[project.urls]``:
+    ``Repository``, ``Source`` or ``Homepage``), against which SARIF's ``helpUri``
+    resolve; ``None`` (they stay relative, ``docs/rules.md#sm301``) when none is set."""
+    from importlib import metadata
+
+    try:
+        entries = metadata.metadata("sitemapkit").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    urls: dict[str, str] = {}
+    for entry in entries:
+        label, _, url = str(entry).partition(",")
+        urls[label.strip().lower()] = url.strip()
+    for label in ("repository", "source", "source code", "homepage"):
+        if urls.get(label):
+            return urls[label]
+    return None
+
+
+class StatusLine:
+    """One line of stderr rewritten in place while work goes on, at most ten times a second.
+
+    Only on a terminal (:meth:`on_terminal`): piped or redirected output stays plain.
+    """
 
     def __init__(self) -> None:
         self._last = 0.0
         self._shown = False
+        self.documents = 0  # documents validated so far (write --validate counts its own)
 
-    def __call__(self, done: int, queued: int) -> None:
-        now = time.monotonic()
-        if now - self._last < 0.1 and done < queued:
+    @classmethod
+    def on_terminal(cls) -> StatusLine | None:
+        """A status line when stderr is a terminal, else ``None``."""
+        return cls() if sys.stderr.isatty() else None
+
+    def show(self, text: str, *, now: bool = False) -> None:
+        """Show ``text`` (``now``: even if the last update was under 0.1 s ago)."""
+        at = time.monotonic()
+        if not now and at - self._last < 0.1:
             return
-        self._last = now
+        self._last = at
         self._shown = True
-        click.echo(f"\rchecked {done:,}/{queued:,} URLs", nl=False, err=True)
+        click.echo("\r\033[K" + text, nl=False, err=True)
+
+    def checked(self, done: int, queued: int) -> None:
+        """The online checks' progress: ``checked N/M URLs``."""
+        self.show(f"checked {done:,}/{queued:,} URLs", now=done >= queued)
+
+    def document(self, name: str, done: int, entries: int) -> None:
+        """Validation's progress as a document starts (``validate(on_document=...)``)."""
+        self.show(
+            f"validating {Path(name).name or name} ({done:,} sitemaps, {entries:,} entries done)",
+            now=done == 0,
+        )
 
     def clear(self) -> None:
+        """Erase the line (if anything was shown)."""
         if self._shown:
             click.echo("\r\033[K", nl=False, err=True)
+            self._shown = False
 
 
-__all__ = ["validate_cmd"]
+__all__ = ["StatusLine", "validate_cmd"]

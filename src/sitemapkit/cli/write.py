@@ -14,6 +14,7 @@ from .. import Finding, InputError, SitemapWriter, WriteResult
 from ..core.limits import MAX_BYTES, MAX_URLS
 from ..io.sources import write_inputs
 from . import option
+from .validate import StatusLine
 
 
 def _size(n: int) -> str:
@@ -157,6 +158,7 @@ def write(
     content last changed (a content_hash column, --content-from DIR, or else the entry
     itself), URLs keep their shard, and unchanged shard files keep their bytes and mtime.
     """
+    status = StatusLine.on_terminal() if validate_output else None
     try:
         writer = SitemapWriter(
             out,
@@ -171,13 +173,17 @@ def write(
             check_location=not no_location_check,
             state=state,
             content_from=content_from,
-            check=_validator(base_url) if validate_output else None,
+            check=_validator(base_url, status) if validate_output else None,
         )
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
     start = time.perf_counter()
-    with writer:
-        notes = _write_all(writer, inputs, start)
+    try:
+        with writer:
+            notes = _write_all(writer, inputs, start)
+    finally:
+        if status is not None:
+            status.clear()
     result = writer.result
     _print_table(result, gzip, time.perf_counter() - start)
     _print_notes(result, notes)
@@ -231,15 +237,31 @@ def _print_notes(result: WriteResult, notes: list[str]) -> None:
         click.echo("sitemapkit: warning: no URLs in the input; wrote an empty sitemap", err=True)
 
 
-def _validator(base_url: str) -> Callable[[Path], list[Finding]]:
-    """The ``--validate`` hook: one staged file against every offline rule, at its URL."""
+def _validator(base_url: str, status: StatusLine | None) -> Callable[[Path], list[Finding]]:
+    """The ``--validate`` hook: one staged file against every offline rule, at its URL.
+
+    On a terminal, ``status`` shows which file is being checked.
+    """
     from .. import validate
 
     base = base_url if base_url.endswith("/") else base_url + "/"
     now = dt.datetime.now(dt.UTC)
+    entries = 0
 
     def check(path: Path) -> list[Finding]:
+        nonlocal entries
+        if status is not None:
+            status.show(
+                f"validating the output: {path.name} ({status.documents:,} files, "
+                f"{entries:,} entries done)",
+                now=status.documents == 0,
+            )
         report = validate(path, published_at=base + path.name, follow=False, now=now)
+        entries += report.entries
+        if status is not None:
+            status.documents += 1
+            if report.findings:
+                status.clear()
         for f in report.findings:
             at = f"{path.name}:{f.line}" if f.line else path.name
             click.echo(f"sitemapkit: {f.severity}: {at}: {f.rule} {f.message}", err=True)

@@ -34,6 +34,7 @@ __all__ = [
     "Video",
     "VideoPlatform",
     "VideoRestriction",
+    "priority_text",
     "trusted_image",
     "trusted_ref",
     "trusted_url",
@@ -172,6 +173,18 @@ def _priority(value: object) -> float | None:
             _PRIORITIES[value] = result
         return result
     return _decimal(value, "priority", "1.0")
+
+
+def priority_text(value: object) -> str:
+    """The ``<priority>`` the writer writes for ``value``: the model's one rounding rule
+    (half up, one decimal) and the serializer's form.
+
+    >>> priority_text("0.85"), priority_text(".5"), priority_text("1")
+    ('0.9', '0.5', '1.0')
+    """
+    number = _priority(value)
+    assert number is not None
+    return f"{number:.1f}"
 
 
 def _tuple(value: Iterable[Any] | None, name: str) -> tuple[Any, ...]:

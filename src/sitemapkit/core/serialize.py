@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from .grammar import PRIORITY_TEXTS
 from .lastmod import block_lastmods
 from .limits import MAX_LOC_LENGTH, MIN_LOC_LENGTH
-from .model import CHANGEFREQS, Image, News, SitemapRef, Url, Video
+from .model import CHANGEFREQS, Image, News, SitemapRef, Url, Video, priority_text
 from .namespace import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
 from .urls import escape
 
@@ -180,7 +180,7 @@ def url_entry(
     if url.changefreq is not None:
         s += f"<changefreq>{url.changefreq}</changefreq>"
     if url.priority is not None:
-        s += f"<priority>{url.priority:.1f}</priority>"
+        s += f"<priority>{priority_text(url.priority)}</priority>"
     ns = 0
     if url.alternates:
         ns |= XHTML
@@ -286,11 +286,15 @@ _CHANGEFREQS: Final = frozenset(c.encode() for c in CHANGEFREQS)
 
 
 class EntryBlock(NamedTuple):
-    """Ready entry lines, how many, and ``hash()`` of each loc as escaped in the file."""
+    """Ready entry lines, how many, and ``hash()`` of each loc as escaped in the file.
+
+    ``lastmods``: each entry's lastmod as written, in order (``None``: the rows have none).
+    """
 
     data: bytes
     entries: int
     hashes: array[int]
+    lastmods: list[bytes] | None = None
 
 
 class BlockFormatter:
@@ -397,4 +401,4 @@ class BlockFormatter:
         w = self.width
         for i, c in enumerate(self.order):
             out[2 * i + 1 :: w] = values[c]
-        return EntryBlock(b"".join(out), n, hashes)
+        return EntryBlock(b"".join(out), n, hashes, values.get("lastmod"))

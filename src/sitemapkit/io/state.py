@@ -3,9 +3,11 @@
 Per URL it remembers the shard it was written to, a fingerprint of its entry as
 written (without lastmod), the page content's hash when the source gave one, and
 the time that content last changed; per shard, the digest of its bytes and the
-time they last changed. A run stages everything in a temporary table and
-replaces the stored state in one transaction, so a crash leaves either the old
-or the new state.
+time they last changed. The meta table keeps the time of the first run (``first_run``):
+a URL whose change time is still that one has not changed since the state began, so
+its real change time is unknown (see :meth:`StateStore.baseline`). A run stages
+everything in a temporary table and replaces the stored state in one transaction, so a
+crash leaves either the old or the new state.
 """
 
 from __future__ import annotations
@@ -61,10 +63,21 @@ class StateStore:
                 "use one state file per output folder and base URL"
             )
         self.key = key
+        meta = dict(self.db.execute("SELECT key, value FROM meta").fetchall())
+        #: This run is the first on the file (nothing was committed to it yet).
+        self.first = "last_run" not in meta
+        self._baseline = meta.get("first_run")
         self.db.executescript(_RUN)
         # One transaction for the whole run: the staging rows, then the replacement
         # of the stored state (committed at once by commit(), else rolled back).
         self.db.execute("BEGIN IMMEDIATE")
+
+    def baseline(self, now: str) -> str | None:
+        """The change time that means "unknown": the first run's time (``now`` on it).
+
+        ``None`` for a state file written before the first run was recorded.
+        """
+        return now if self.first else self._baseline
 
     def old(self, loc: str) -> OldUrl | None:
         row = self.db.execute(
@@ -139,6 +152,10 @@ class StateStore:
             )
             db.execute("DELETE FROM removed WHERE loc IN (SELECT loc FROM run)")
             db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('last_run', ?)", (now,))
+            if self.first:
+                db.execute(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES ('first_run', ?)", (now,)
+                )
             db.execute("DELETE FROM urls")
             db.execute(
                 "INSERT INTO urls(loc, shard, fp, content, changed)"

@@ -67,6 +67,7 @@ def validate(
     timeout: float = 10.0,
     check_limit: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    on_document: Callable[[str, int, int], None] | None = None,
     max_findings: int | None = 1_000,
     tuning: Tuning | None = None,
 ) -> ValidationReport:
@@ -85,6 +86,8 @@ def validate(
     counted in ``report.omitted`` and noted. The online checks (``online``,
     ``check_urls`` and their options), the memory bounds (``max_bytes``,
     ``tree_max_bytes``) and ``tuning`` are described in :mod:`sitemapkit.validation.api`.
+    ``on_document(name, done, entries)`` is called as each document starts, with the
+    documents done and the entries read so far (a progress line for large sets).
 
     Never raises for bad input: what is wrong is in the report (``findings``,
     ``unreadable``, ``not_checked``). Raises ``ValueError`` for bad arguments.
@@ -119,6 +122,7 @@ def validate(
     validator = Validator(
         ctx, budget, fetcher=fetcher, online=checker, active=active, tuning=tuning
     )
+    validator.on_document = on_document
     report = validator.run(docs)
     report.findings = [f for f in report.findings if f.rule in active]
     return report

@@ -15,7 +15,7 @@ hreflang checks keep a few dozen bytes per URL.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -143,6 +143,8 @@ class Validator:
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sitemapkit-tree")
         self.tree_process: TreeProcess | None = None
         self.tree_process_failed = not two_cores()
+        #: Called as each document starts: (its name, documents done, entries read so far).
+        self.on_document: Callable[[str, int, int], None] | None = None
 
     # -- the set ------------------------------------------------------------------------
 
@@ -176,6 +178,8 @@ class Validator:
                 self.report.not_checked.append((doc.url or doc.where, why))
                 continue
             self.visited.add(key)
+            if self.on_document is not None:
+                self.on_document(doc.where, len(self.report.files), self.report.entries)
             outcome = self._one(doc)
             if outcome is not None and outcome.kind == "sitemapindex" and self.budget.follow:
                 queue[0:0] = self._children(doc, outcome)

@@ -4,6 +4,13 @@ Every URL is staged in the state store; at the end shards are assigned (a URL st
 in the shard it was in while that shard fits, by :func:`sitemapkit.core.split.fits`),
 each shard is written whole, and a shard whose bytes did not change keeps its lastmod
 in the index (and its file, untouched, on publish).
+
+The run's time is a change time only for a change this state saw: a page new or changed
+since an earlier run. The first run has seen no change, so a page without a lastmod of
+its own gets none (not the build time, which every page would share: SM306; a built
+file's modification time is its build's too), and stays without one until it changes;
+a shard's index lastmod on the first run is the latest of its entries', as without a
+state file.
 """
 
 from __future__ import annotations
@@ -19,7 +26,7 @@ from ..core.urls import Origin
 from ..errors import InputError
 from ..io.files import Publisher, ShardFile
 from ..io.state import StateStore
-from .index import publish, refuse_many, write_indexes
+from .index import Latest, publish, refuse_many, write_indexes
 from .result import FileInfo, WriteResult
 from .settings import Settings
 
@@ -63,7 +70,8 @@ class IncrementalRun:
 
         Its lastmod, when the input gives none, is the time its content last changed:
         the content hash (from the source or ``content_from``) when there is one, else
-        the entry as written; "now" only for new or changed pages.
+        the entry as written; "now" only for pages new or changed since an earlier run,
+        none while the change time is unknown (see the module docstring).
         """
         s = self.s
         url = s.url(url)
@@ -77,8 +85,9 @@ class IncrementalRun:
         else:
             same = content == old.content if content is not None else fp == old.fp
             changed, status = (old.changed, "same") if same else (s.now, "changed")
-        stamp = changed if url.lastmod is None else url.lastmod
-        text, ns = url_entry(url, keep_deprecated=s.keep_deprecated, lastmod=str(stamp))
+        known = changed != self._state.baseline(s.now)
+        stamp = str(url.lastmod) if url.lastmod is not None else changed if known else None
+        text, ns = url_entry(url, keep_deprecated=s.keep_deprecated, lastmod=stamp)
         news = 1 if url.news is not None else 0
         shard = old.shard if old is not None else None
         data = text.encode()
@@ -147,15 +156,21 @@ class IncrementalRun:
             st.assign(seq, shard)
         return {n: ld[3] for n, ld in loads.items() if ld[0]}
 
-    def _write_shard(self, n: int, name: str, ns: int) -> tuple[FileInfo, bytes]:
-        """Write shard ``n`` whole as ``name``; its file info and the digest of its bytes."""
+    def _write_shard(self, n: int, name: str, ns: int) -> tuple[FileInfo, bytes, str | None]:
+        """Write shard ``n`` whole as ``name``; its file info, the digest of its bytes and
+        the latest lastmod of its entries."""
         assert self._publisher is not None
         f = ShardFile(self._publisher.stage(name), gzip=self.s.gzip, level=self.s.gzip_level)
         f.open()
         digest = hashlib.blake2b(digest_size=16)
         count = 0
+        latest = Latest()
         parts = [self.s.header(ns).encode()]
         for _, entry, _, _, _ in self._state.members(n):
+            # "<url><loc>…</loc><lastmod>…</lastmod>": the loc is escaped, so holds no "<"
+            at = entry.find(b"</loc><lastmod>") + 15
+            if at > 14:
+                latest.add(entry[at : entry.index(b"<", at)].decode())
             parts.append(entry)
             count += 1
             if len(parts) >= 4096:
@@ -168,7 +183,8 @@ class IncrementalRun:
         digest.update(chunk)
         f.write(chunk)
         f.close()
-        return FileInfo(name, "urlset", count, f.raw_bytes, f.stored_bytes), digest.digest()
+        info = FileInfo(name, "urlset", count, f.raw_bytes, f.stored_bytes)
+        return info, digest.digest(), latest.value
 
     def finish(self) -> None:
         s, st, result = self.s, self._state, self.result
@@ -182,13 +198,17 @@ class IncrementalRun:
         lastmods: dict[str, str] = {}
         for n in numbers or [1]:
             name = s.single_name if single else s.shard_name(n)
-            info, d = self._write_shard(n, name, shard_ns.get(n, 0))
+            info, d, latest = self._write_shard(n, name, shard_ns.get(n, 0))
             old = st.old_shard(n)
-            changed = old[1] if old is not None and old[0] == d else s.now
-            if old is None or old[0] != d:
+            if old is not None and old[0] == d:
+                changed = old[1]
+            else:
                 result.rewritten.append(name)
+                # "": no change seen and no entry with a lastmod (no index lastmod)
+                changed = (latest or "") if st.first else s.now
             shard_state[n] = (d, changed)
-            lastmods[name] = changed
+            if changed:
+                lastmods[name] = changed
             infos.append(info)
         refuse_many(s, 1 if single else len(numbers))
         names = [i.name for i in infos]

@@ -7,16 +7,77 @@ larger than 50MB"); more shards than one index holds make several, reported in a
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import datetime as dt
+from collections.abc import Callable, Iterable, Mapping
 
 from ..core.model import SitemapRef
 from ..core.serialize import footer, header, sitemap_entry
+from ..core.w3cdate import parse_w3c
 from ..errors import InputError
 from ..io.files import Publisher
 from .result import FileInfo, WriteResult
 from .settings import Settings
 
-__all__ = ["publish", "refuse_many", "write_indexes"]
+__all__ = ["Latest", "publish", "refuse_many", "write_indexes"]
+
+
+def _instant(text: str) -> dt.datetime:
+    """The instant of a lastmod, a bare date at its day's start in UTC.
+
+    So a bare date wins only over instants before its day began in UTC, which no page
+    can show as a later local date: the index's date is never before a page's.
+    """
+    return parse_w3c(text).to_datetime()
+
+
+class Latest:
+    """The latest of a shard's lastmods, compared as instants (offsets included).
+
+    The values are in the writer's form (``YYYY-MM-DD`` or ``YYYY-MM-DDThh:mm:ss±hh:mm``,
+    see ``format_lastmod``), so values of one length and one offset compare as text: only
+    the latest of each such group is parsed. :attr:`value` is the winning entry's own
+    text, so the index states the same instant in the same form as the entry.
+
+    >>> last = Latest()
+    >>> last.add_all([b"2024-05-02T01:00:00+05:00", b"2024-05-01T22:00:00-05:00"])
+    >>> last.value
+    '2024-05-01T22:00:00-05:00'
+    >>> last.add("2024-05-02")  # from 00:00 UTC: before 22:00-05:00 of the day before
+    >>> last.add("not a date")
+    >>> last.value
+    '2024-05-01T22:00:00-05:00'
+    >>> last.add("2024-05-03")
+    >>> last.value
+    '2024-05-03'
+    """
+
+    __slots__ = ("_at", "value")
+
+    def __init__(self) -> None:
+        self.value: str | None = None
+        self._at: dt.datetime | None = None
+
+    def add(self, text: str | None) -> None:
+        """Take one lastmod (``None``: the entry has none)."""
+        if text is None or text == self.value:
+            return
+        try:
+            at = _instant(text)
+        except ValueError:  # not a date (a record read as it was): it says nothing newer
+            return
+        if self._at is None or at > self._at:
+            self.value, self._at = text, at
+
+    def add_all(self, values: Iterable[bytes]) -> None:
+        """Take a block's lastmods (the fast path's bytes)."""
+        groups: dict[bytes, bytes] = {}
+        for v in set(values):
+            key = v[19:]  # b"" for a date, the offset for an instant
+            best = groups.get(key)
+            if best is None or v > best:
+                groups[key] = v
+        for v in groups.values():
+            self.add(v.decode())
 
 
 def write_indexes(

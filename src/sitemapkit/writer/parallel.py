@@ -37,6 +37,7 @@ from ..io.child import Child, ChildError, ForkUnsafe
 from ..io.files import ShardFile
 from ..io.sources import BLOCK, PlainFile, Progress, error_at
 from .dedupe import Run, hash_run
+from .index import Latest
 from .settings import Settings
 from .stream import StreamRun
 
@@ -69,6 +70,7 @@ class Done(NamedTuple):
     raw: int
     stored: int
     run: Run
+    latest: str | None = None  # the latest lastmod of the shard's entries
 
 
 #: What a job gives back: a shard, or why it gave up ("too-big": the byte limit would
@@ -123,8 +125,12 @@ def _iter_ranges(path: str, body_start: int, per_shard: int) -> Iterator[tuple[i
         yield start, offset, line
 
 
-def _rows(ctx: Context, block: bytes, line: int) -> tuple[list[bytes], array[int]] | str:
+def _rows(
+    ctx: Context, block: bytes, line: int, latest: Latest
+) -> tuple[list[bytes], array[int]] | str:
     """The entries of a block the formatter did not take, row by row (or why not).
+
+    Their lastmods go into ``latest``.
 
     Raises :class:`~sitemapkit.errors.InputError` for a row the writer refuses.
     """
@@ -143,9 +149,12 @@ def _rows(ctx: Context, block: bytes, line: int) -> tuple[list[bytes], array[int
     hashes = array("q")
     for raw in part.split("\n")[:-1]:
         try:
-            entry, _, _, key = ctx.s.entry(ctx.source.row(raw))
+            url = ctx.source.row(raw)
+            entry, _, _, key = ctx.s.entry(url)
         except (ValueError, SitemapError) as exc:
             raise error_at(exc, where, line) from None
+        if not ctx.s.txt and not isinstance(url, str) and url.lastmod is not None:
+            latest.add(str(url.lastmod))
         entries.append(entry.encode())
         hashes.append(hash(key))
         line += 1
@@ -168,6 +177,7 @@ def write_range(ctx: Context, job: Job) -> Outcome:
     out.open()
     out.write(head)
     hashes = array("q")
+    latest = Latest()
     count = 0
     line = job.line
     pos = 0
@@ -182,11 +192,13 @@ def write_range(ctx: Context, job: Job) -> Outcome:
         if res is not None:
             out.write(res.data)
             hashes.extend(res.hashes)
+            if res.lastmods is not None:
+                latest.add_all(res.lastmods)
             count += res.entries
             line += res.entries
             continue
         try:
-            rows = _rows(ctx, block, line)
+            rows = _rows(ctx, block, line, latest)
         except InputError:
             out.close()
             raise
@@ -204,7 +216,7 @@ def write_range(ctx: Context, job: Job) -> Outcome:
     size = out.raw_bytes - len(head) - tail
     if not fits(ctx.s.limits, count=count, size=size, news=0, head=len(head), tail=tail):
         return "too-big"
-    return Done(count, out.raw_bytes, out.stored_bytes, hash_run(hashes))
+    return Done(count, out.raw_bytes, out.stored_bytes, hash_run(hashes), latest.value)
 
 
 class _ForkPool:
@@ -306,7 +318,7 @@ class _Forked:
         while self.adopted in self.results:
             done = self.results.pop(self.adopted)
             path = Path(self.jobs[self.adopted].target)
-            self.run.adopt(path, done.entries, done.raw, done.stored, done.run)
+            self.run.adopt(path, done.entries, done.raw, done.stored, done.run, done.latest)
             self.adopted += 1
             self.done += done.entries
             if self.progress:

@@ -107,8 +107,9 @@ class Settings:
             if why is not None:
                 raise InputError(
                     f"URL {loc!r} is outside {self.base_url}: {why}",
-                    hint="a sitemap may only list URLs under its own folder; "
-                    "fix --base-url or the URL",
+                    hint="a sitemap may only list URLs under its own folder; fix --base-url "
+                    "or the URL, or, when the other host's robots.txt names this sitemap in a "
+                    "'Sitemap:' line (cross-submission), write with --no-location-check",
                 )
 
     def entry(self, url: Url | str) -> tuple[str, int, int, str]:

@@ -17,6 +17,7 @@ from ..core.serialize import EntryBlock
 from ..core.split import fits
 from ..errors import InputError
 from ..io.files import ShardFile, Worker
+from .index import Latest
 from .settings import Settings
 
 __all__ = ["Shards"]
@@ -25,7 +26,17 @@ _FLUSH: Final = 1 << 20
 
 
 class _Current:
-    __slots__ = ("count", "file", "head", "nbytes", "news", "ns", "pending", "pending_len")
+    __slots__ = (
+        "count",
+        "file",
+        "head",
+        "latest",
+        "nbytes",
+        "news",
+        "ns",
+        "pending",
+        "pending_len",
+    )
 
     def __init__(self, file: ShardFile, ns: int, head: bytes) -> None:
         self.file = file
@@ -36,6 +47,7 @@ class _Current:
         self.nbytes = 0  # the entries' bytes, without header and footer
         self.pending: list[bytes] = [head]
         self.pending_len = 0
+        self.latest = Latest()
 
 
 def _too_big(size: int, max_bytes: int) -> InputError:
@@ -46,7 +58,10 @@ def _too_big(size: int, max_bytes: int) -> InputError:
 
 
 class Shards:
-    """The staged shard files of a streaming run, in order, and their entry counts."""
+    """The staged shard files of a streaming run, in order, their entry counts and lastmods.
+
+    ``latest[i]`` is the latest lastmod of shard ``i``'s entries (``None``: none has one).
+    """
 
     def __init__(self, s: Settings, stage: Callable[[str], Path], *, flush: int = _FLUSH) -> None:
         self.s = s
@@ -55,6 +70,7 @@ class Shards:
         self._tail = len(s.footer)
         self.files: list[ShardFile] = []
         self.counts: list[int] = []
+        self.latest: list[str | None] = []
         self._cur: _Current | None = None
         self._worker: Worker | None = None
 
@@ -73,7 +89,7 @@ class Shards:
             tail=self._tail,
         )
 
-    def put(self, data: bytes, ns: int, news: int) -> None:
+    def put(self, data: bytes, ns: int, news: int, lastmod: str | None = None) -> None:
         """Add one entry line using the namespaces ``ns``; ``news``: 1 if it has news."""
         size = len(data)
         cur = self._cur
@@ -90,18 +106,21 @@ class Shards:
             self._widen(cur, ns)
         self._append(cur, data, size, 1)
         cur.news += news
+        cur.latest.add(lastmod)
 
     def add_block(self, block: EntryBlock) -> None:
         """Add ready entry lines without extensions (the fast path), cut where they must be."""
         data, count = block.data, block.entries
+        lastmods = block.lastmods
+        done = 0  # entries of the block placed so far
         max_urls = self.s.limits.urls
         while count:
             cur = self._cur
             room = 0 if cur is None else max_urls - cur.count
             if room <= 0:  # no shard yet, or it is full: put() opens the next one
                 cut = data.index(b"\n") + 1
-                self.put(data[:cut], 0, 0)
-                data, count = data[cut:], count - 1
+                self.put(data[:cut], 0, 0, None if lastmods is None else lastmods[done].decode())
+                data, count, done = data[cut:], count - 1, done + 1
                 continue
             assert cur is not None
             if count > room:
@@ -112,10 +131,14 @@ class Shards:
                 head, data, taken = data, b"", count
             if self._fits(cur, cur.head, len(head), taken, 0):
                 self._append(cur, head, len(head), taken)
+                if lastmods is not None:
+                    cur.latest.add_all(lastmods[done : done + taken])
             else:  # near the byte limit: place line by line
-                for line in head.splitlines(keepends=True):
-                    self.put(line, 0, 0)
+                for i, line in enumerate(head.splitlines(keepends=True)):
+                    lm = None if lastmods is None else lastmods[done + i].decode()
+                    self.put(line, 0, 0, lm)
             count -= taken
+            done += taken
 
     def _append(self, cur: _Current, data: bytes, size: int, count: int) -> None:
         cur.pending.append(data)
@@ -175,6 +198,7 @@ class Shards:
         self._flush(cur)
         self._worker.submit(cur.file.close)
         self.counts.append(cur.count)
+        self.latest.append(cur.latest.value)
         self._cur = None
 
     def finish(self) -> None:

@@ -48,17 +48,27 @@ class StreamRun:
         text, ns, news, key = self.s.entry(url)
         if self.s.txt and (url.images or url.videos or url.news or url.alternates):
             self._dropped_ext += 1
-        self.shards.put(text.encode(), ns, news)
+        lastmod = None if self.s.txt or url.lastmod is None else str(url.lastmod)
+        self.shards.put(text.encode(), ns, news, lastmod)
         self.hashes.note([key])
 
     def add_block(self, block: EntryBlock) -> None:
         self.hashes.extend(block.hashes)
         self.shards.add_block(block)
 
-    def adopt(self, path: Path, count: int, raw: int, stored: int, run: dedupe.Run) -> None:
+    def adopt(
+        self,
+        path: Path,
+        count: int,
+        raw: int,
+        stored: int,
+        run: dedupe.Run,
+        latest: str | None = None,
+    ) -> None:
         """Take a shard that a forked process wrote completely at ``path``.
 
-        ``run`` is :func:`.dedupe.hash_run` of its loc hashes, made in that process.
+        ``run`` is :func:`.dedupe.hash_run` of its loc hashes, made in that process;
+        ``latest`` the latest lastmod of its entries.
         """
         expected = self.stage(self.s.shard_name(len(self.shards.files) + 1))
         if self.shards.writing or path != expected:
@@ -67,6 +77,7 @@ class StreamRun:
         f.raw_bytes, f.stored_bytes = raw, stored
         self.shards.files.append(f)
         self.shards.counts.append(count)
+        self.shards.latest.append(latest)
         self.hashes.append(run)
 
     def drop_adopted(self) -> None:
@@ -77,6 +88,7 @@ class StreamRun:
             f.path.unlink(missing_ok=True)
         self.shards.files.clear()
         self.shards.counts.clear()
+        self.shards.latest.clear()
         if self._publisher is not None:
             self.hashes.clear()
 
@@ -89,6 +101,9 @@ class StreamRun:
         s, result = self.s, self.result
         self.shards.finish()
         files, counts = self.shards.files, self.shards.counts
+        # a shard's index lastmod: the latest of its entries' (after duplicates are
+        # dropped it may be a dropped entry's, later than the kept ones': never stale)
+        latest = {id(f): lm for f, lm in zip(files, self.shards.latest, strict=True)}
         suspects = self.hashes.repeated()
         if suspects:
             files, counts, result.duplicates = dedupe.drop_duplicates(
@@ -106,7 +121,10 @@ class StreamRun:
             FileInfo(n, kind, c, f.raw_bytes, f.stored_bytes)
             for n, c, f in zip(names, counts, files, strict=True)
         ]
-        indexes = [] if single else write_indexes(s, self._publisher, names, result.notes)
+        lastmods = {
+            n: lm for n, f in zip(names, files, strict=True) if (lm := latest[id(f)]) is not None
+        }
+        indexes = [] if single else write_indexes(s, self._publisher, names, result.notes, lastmods)
         if self._dropped_ext:
             result.notes.append(
                 f"{self._dropped_ext} URLs carried images, videos, news or alternates, "

@@ -24,6 +24,7 @@ from lxml import etree
 
 from ...core.finding import Finding, Severity, clip
 from ...core.grammar import DECIMAL, PRIORITY_TEXTS
+from ...core.model import priority_text
 from ...core.namespace import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
 from ...core.rules import severity
 from ...core.urls import XML_SPACE, iri_to_uri
@@ -382,13 +383,14 @@ def _priority_form(d: _DocumentChecks) -> None:
         number = float(value)
         if not 0.0 <= number <= 1.0:
             continue  # SM402
+        written = priority_text(value)  # what the writer makes of it: one rounding rule
         d.add(
             "SM403",
-            f"<priority> {value!r} is not in the canonical form; write {number:.1f} "
+            f"<priority> {value!r} is not in the canonical form; write {written} "
             "(one digit after the point)"
-            if round(number, 1) == number
+            if float(written) == number
             else f"<priority> {value!r} has more than one decimal; engines read 0.0 … 1.0 "
-            f"in steps of 0.1, write {number:.1f}",
+            f"in steps of 0.1, write {written} (rounded half up, as sitemapkit write does)",
             el.sourceline,
             _entry_loc(el, root),
         )

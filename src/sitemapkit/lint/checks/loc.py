@@ -30,6 +30,7 @@ __all__ = [
 _SESSION: Final = re.compile(r"(?:[;?&]jsessionid=|phpsessid=|[?&;]sid=|sessionid=)", re.I)
 _DOUBLE_ESCAPED: Final = re.compile(r"&(?:amp|lt|gt|quot|apos);|&#|%25[0-9A-Fa-f]{2}")
 _HASH: Final = re.compile("#")
+_DEFAULT_PORTS: Final = {"http": 80, "https": 443}
 
 
 def _location(st: EntryState, batch: Batch[R], place: Place, i: int, index: bool) -> None:
@@ -46,8 +47,17 @@ def _location(st: EntryState, batch: Batch[R], place: Place, i: int, index: bool
     hint = (
         "; an index lists only sitemaps of its own site"
         if index
-        else "; a sitemap lists URLs of its own site only, unless the other host names this "
-        "sitemap in its robots.txt (cross-submission: --allow-host)"
+        else "; a sitemap lists URLs of its own site only"
+    )
+    # the waiver (SM214), said with every location finding: how to prove it, how to pass it
+    site = f"{o.scheme}://{o.host}"
+    if o.port != _DEFAULT_PORTS.get(o.scheme):
+        site += f":{o.port}"
+    allow = o.host if site == f"{o.scheme}://{o.host}" else site
+    cross = (
+        f". Allowed when {site}/robots.txt names this sitemap in a 'Sitemap:' line "
+        f"(cross-submission): then validate with --allow-host {allow} (and write with "
+        "--no-location-check)"
     )
     # sitemaps.org: "all URLs listed in the Sitemap must use the same protocol ... and
     # reside on the same host" and "can include any URLs starting with" its directory
@@ -82,7 +92,7 @@ def _location(st: EntryState, batch: Batch[R], place: Place, i: int, index: bool
         )
     else:
         return
-    st.emit(rule, f"The {what} {clip(loc)!r} {why}", batch, i)
+    st.emit(rule, f"The {what} {clip(loc)!r} {why}{cross}", batch, i)
 
 
 @CHECKED.decides("SM210", "SM211", "SM212", "SM213")

@@ -10,12 +10,14 @@ severities are the catalogue's with or without ``--strict``.
 
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass, field
 
 from ...core.finding import Finding, clip
 from ...core.rules import severity
 from ...core.urls import normalize
 from .context import CHECKED
+from .date import instant_bounds
 from .hashindex import HashIndex
 from .state import AlternateEntry, EntryState
 
@@ -137,7 +139,7 @@ def _index_graph(s: SetChecks, out: list[Finding]) -> None:
                         child,
                     )
                 )
-            if target is not None and lastmod and target.max_day > lastmod[:10]:
+            if target is not None and lastmod and _older(lastmod, target.max_day):
                 out.append(
                     Finding(
                         "SM508",
@@ -152,6 +154,25 @@ def _index_graph(s: SetChecks, out: list[Finding]) -> None:
                     )
                 )
     _cycles(s, by_url, out)
+
+
+def _older(lastmod: str, day: str) -> bool:
+    """An index lastmod before the latest local ``day`` its child's pages name.
+
+    A bare date is compared as a day. A time with an offset is compared as an instant:
+    ``day`` (``YYYY-MM-DD`` of a page's lastmod, in its own offset) begins at the earliest
+    at ``T00:00+14:00``, and a lastmod in another offset may show an earlier date and
+    still be later (``2024-05-02T11:00:00-05:00`` is after ``2024-05-03T00:30:00+14:00``).
+    """
+    if not day:
+        return False
+    if len(lastmod) <= 10:
+        return lastmod < day
+    bounds = instant_bounds(lastmod)
+    if bounds is None:
+        return lastmod[:10] < day
+    start = dt.datetime.fromisoformat(day).replace(tzinfo=dt.timezone(dt.timedelta(hours=14)))
+    return bounds[1] < start
 
 
 def _cycles(s: SetChecks, by_url: dict[str, DocumentNode], out: list[Finding]) -> None:
