@@ -243,15 +243,26 @@ class Locator:
         keys = sorted(set(wanted), key=lambda k: k[0])
         if not keys or self.kind not in ("urlset", "sitemapindex"):
             return {}
-        tags = self.entries({o for o, _ in keys})
+        ordinals = {o for o, _ in keys}
         out: dict[tuple[int, str | None], int] = {}
+        spans = self.spans(ordinals) if self.plain else {}
+        data, rest = self.data, []
         for ordinal, path in keys:
+            span, name = spans.get(ordinal), _simple(path)
+            if span is not None and name is not None:  # a plain entry: one of each child
+                at = data.find(b"<" + name + b">", *span)
+                if at >= 0:
+                    out[ordinal, path] = at
+                continue
+            rest.append((ordinal, path))
+        tags = self.entries({o for o, _ in rest})
+        for ordinal, path in rest:
             entry = tags.get(ordinal)
             if entry is None:
                 continue
-            at = _follow(entry, path)
-            if at is not None:
-                out[ordinal, path] = at
+            found = _follow(entry, path)
+            if found is not None:
+                out[ordinal, path] = found
         return out
 
     def positions(
@@ -268,8 +279,11 @@ class Locator:
             return {}
         return self._plain_entries(ordinals) if self.plain else self._entries(ordinals)
 
-    def _plain_entries(self, ordinals: set[int]) -> dict[int, list[_Tag]]:
-        data, out = self.data, {}
+    def spans(self, ordinals: set[int]) -> dict[int, tuple[int, int]]:
+        """Byte spans of the entries with these ordinals, in a plain urlset (else none)."""
+        data, out = self.data, dict[int, tuple[int, int]]()
+        if not self.plain or not ordinals:
+            return out
         last = max(ordinals)
         for n, m in enumerate(_PLAIN_LOC.finditer(data)):
             if n > last:
@@ -278,8 +292,12 @@ class Locator:
                 start = data.rfind(b"<url>", 0, m.start())
                 end = data.find(b"</url>", m.start())
                 if start >= 0 and end >= 0:
-                    out[n] = _tags(data, start, end + 6)
+                    out[n] = (start, end + 6)
         return out
+
+    def _plain_entries(self, ordinals: set[int]) -> dict[int, list[_Tag]]:
+        data = self.data
+        return {n: _tags(data, *span) for n, span in self.spans(ordinals).items()}
 
     def _entries(self, ordinals: set[int]) -> dict[int, list[_Tag]]:
         data = self.data
@@ -323,6 +341,13 @@ class Locator:
                     out[ordinal] = current
                 current = None
         return out
+
+
+def _simple(path: str | None) -> bytes | None:
+    """The name of a path of one unprefixed element (``lastmod``), which a plain entry
+    holds at most once; None for any other path."""
+    name = "loc" if path is None else path
+    return name.encode() if name.isidentifier() else None
 
 
 def _xml_start(data: bytes) -> int:
@@ -464,15 +489,25 @@ def place_findings(
             continue
         wanted[n] = f
         ordinals[n] = candidates[-1]
-    entries = locator.entries(set(ordinals.values()))
+    spans = locator.spans(set(ordinals.values()))
     offsets: dict[int, int] = {}
+    rest: dict[int, Finding] = {}
     for n, f in wanted.items():
+        span, name = spans.get(ordinals[n]), RULE_ELEMENTS.get(f.rule)
+        if span is not None and name is not None:  # a plain entry: one of each child
+            at = locator.data.find(b"<" + name.encode() + b">", *span)
+            if at >= 0:
+                offsets[n] = at
+                continue
+        rest[n] = f
+    entries = locator.entries({ordinals[n] for n in rest})
+    for n, f in rest.items():
         tags = entries.get(ordinals[n])
         if tags is None:
             continue
-        at = _on_line(locator.data, tags, f.line or 0, RULE_ELEMENTS.get(f.rule))
-        if at is not None:
-            offsets[n] = at
+        found = _on_line(locator.data, tags, f.line or 0, RULE_ELEMENTS.get(f.rule))
+        if found is not None:
+            offsets[n] = found
     places = line_columns(locator.data, offsets.values())
     placed = {id(wanted[n]): places[off] for n, off in offsets.items()}
     out = []
