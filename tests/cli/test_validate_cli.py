@@ -71,7 +71,7 @@ def test_findings_exit_1_grouped_with_the_source_line(mixed: Path) -> None:
     lines = out.splitlines()
     assert lines[0] == str(mixed)
     assert "error    SM301  Invalid <lastmod> '2024/05/01'" in lines[1]
-    assert lines[1].split()[0] == "4"
+    assert lines[1].split()[0] == "4:40"  # line:column of the <lastmod>
     assert lines[2].split("|", 1)[1].strip() == (
         "<url><loc>https://example.com/b</loc><lastmod>2024/05/01</lastmod></url>"
     )
@@ -265,7 +265,7 @@ def test_output_formats(mixed: Path, tmp_path: Path) -> None:
     assert sarif["version"] == "2.1.0" and len(sarif["runs"][0]["results"]) == 2
     assert sarif["runs"][0]["tool"]["driver"]["version"] == sk.__version__
     code, out, _ = cli(["validate", str(mixed), "--format", "github"])
-    assert out.splitlines()[0].startswith(f"::error file={mixed},line=4,title=SM301::")
+    assert out.splitlines()[0].startswith(f"::error file={mixed},line=4,col=40,title=SM301::")
     target = tmp_path / "report.sarif"
     code, out, _ = cli(["validate", str(mixed), "--format", "sarif", "-o", str(target)])
     assert code == 1 and out == "" and json.loads(target.read_text())["version"] == "2.1.0"

@@ -483,6 +483,48 @@ def test_prolog_findings_and_line_offsets() -> None:
     ]
 
 
+JUNK = [
+    b"Notice: Undefined variable $x in /var/www/sitemap.php on line 12\n",
+    b"\n<br />\n<b>Warning</b>:  Cannot modify header information in <b>/x.php</b><br />\n",
+    b"<!DOCTYPE html>\n<html><body><h1>500 Internal Server Error</h1></body></html>\n",
+    b"\xef\xbb\xbfdebug: cache miss\r\n",
+]
+
+
+@pytest.mark.parametrize("junk", JUNK)
+@pytest.mark.parametrize("decl", [DECL, b""])
+@pytest.mark.parametrize("step", [None, 7])
+def test_text_before_the_xml_is_reported_and_the_document_after_it_read(
+    junk: bytes, decl: bytes, step: int | None
+) -> None:
+    """A PHP notice, a warning, an error page or a BOM and a debug line printed before the
+    XML: SM003 at line 1 quoting it, then the document after it is read, its findings on
+    the lines of the original file (fed whole, and a few bytes at a time)."""
+    body = urlset(url("https://example.com/a", "<lastmod>2024/05/01</lastmod>"), decl=decl)
+    data = junk + body
+    if step is None:
+        records, findings, kind = parse(data, source="s.xml")
+    else:
+        parser = SitemapParser(source="s.xml")
+        records = [r for i in range(0, len(data), step) for r in parser.feed(data[i : i + step])]
+        records += parser.close()
+        findings, kind = parser.findings, parser.kind
+    assert kind == "urlset" and records == [Url("https://example.com/a")]
+    assert [(f.rule, f.line) for f in findings][:1] == [("SM003", 1)]
+    text = junk.removeprefix(b"\xef\xbb\xbf").decode().strip().split("\n")[0][:20]
+    assert text in findings[0].message and "server code" in findings[0].message
+    line = (junk + body).split(b"\n").index(
+        b"<url><loc>https://example.com/a</loc><lastmod>2024/05/01</lastmod></url>"
+    ) + 1
+    assert [(f.rule, f.line) for f in findings[1:] if f.rule == "SM301"] == [("SM301", line)]
+    assert "SM009" not in {f.rule for f in findings} and "SM002" not in {f.rule for f in findings}
+
+
+def test_a_text_sitemap_is_not_taken_for_text_before_xml() -> None:
+    records, findings, kind = parse(b"https://example.com/a\nhttps://example.com/b\n")
+    assert kind == "text" and len(records) == 2 and findings == []
+
+
 def test_missing_declaration_and_leading_space_without_declaration() -> None:
     data = b"\n" + urlset(url("https://example.com/a"), decl=b"")
     _, findings, _ = parse(data)

@@ -16,7 +16,7 @@ from sitemapkit.lint.checks import (
     FileChecks,
     SetChecks,
     check_compression,
-    resolve_lines,
+    resolve_places,
 )
 from sitemapkit.lint.schema import date_rule
 from sitemapkit.validation import Fetched, validate
@@ -72,18 +72,19 @@ def test_entry_findings_are_placed_on_their_lines(tmp_path: Path) -> None:
     assert "listed before at line 3" in report.findings[1].message
 
 
-def test_resolve_lines_counts_occurrences() -> None:
+def test_resolve_places_counts_occurrences() -> None:
     data = urlset(*["<url><loc>https://example.com/a</loc></url>"] * 3).encode()
     from lxml import etree
 
     root = etree.fromstring(data)
-    lines = resolve_lines(
+    places = resolve_places(
         [("https://example.com/a", 0), ("https://example.com/a", 2)],
         root=root,
         data=data,
         kind="urlset",
     )
-    assert lines == {("https://example.com/a", 0): 3, ("https://example.com/a", 2): 5}
+    # (line, ordinal): the line of the entry's <loc>, its place among the entries
+    assert places == {("https://example.com/a", 0): (3, 0), ("https://example.com/a", 2): (5, 2)}
 
 
 def test_time_heuristics_need_now() -> None:
@@ -231,6 +232,7 @@ def test_text_sitemap_checks(tmp_path: Path) -> None:
         ("SM204", 4),
         ("SM215", 4),
     ]
+    assert {f.column for f in report.findings} == {1}  # where the line's URL starts
 
 
 def test_damaged_document_keeps_lines(tmp_path: Path) -> None:

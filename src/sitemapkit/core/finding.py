@@ -22,7 +22,10 @@ class Finding:
     changes meaning; ``severity`` is ``"error"`` (the entry or file is rejected by the
     protocol or by major engines) or ``"warning"``. ``where`` is the file name or URL,
     ``line`` and ``column`` are 1-based when known, ``loc`` is the ``<loc>`` of the
-    entry the finding belongs to (``None`` for file-level findings).
+    entry the finding belongs to (``None`` for file-level findings). ``element`` is the
+    path inside that entry of the element (or attribute) the finding judges, such as
+    ``image:image[2]/image:caption`` or ``xhtml:link[@hreflang='en-UK']/@hreflang`` (see
+    :func:`sitemapkit.lint.checks.position.element_path`), when a check knows it.
 
     >>> f = Finding("SM301", "error", "Invalid lastmod '2024/05/01'", "s.xml", 7)
     >>> str(f)
@@ -36,6 +39,7 @@ class Finding:
     line: int | None = None
     column: int | None = None
     loc: str | None = None
+    element: str | None = None
 
     @property
     def position(self) -> str:

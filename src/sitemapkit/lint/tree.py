@@ -23,6 +23,7 @@ from lxml import etree
 
 from ..core.finding import Finding
 from ..core.namespace import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
+from ..core.parse.prolog import xml_start
 from ..core.urls import unescape
 from .checks import Context, check_document, entry_anchors, may_have_padded_values
 from .schema import schema_findings
@@ -61,6 +62,7 @@ _BOM: Final = b"\xef\xbb\xbf"
 _UTF8_DECL: Final = re.compile(rb"encoding\s*=\s*[\"']utf-?8[\"']", re.IGNORECASE)
 # What looks_plain rules out besides padded values: prefixed elements.
 _PREFIXED_TAG: Final = re.compile(rb"</?[A-Za-z_][-\w.]*:")
+_NOT_LF: Final = re.compile(rb"[^\n]")
 _LOC_ELEMENT: Final = re.compile(rb"<loc>([^<]*)</loc>")
 _KINDS: Final = {"urlset": "urlset", "sitemapindex": "sitemapindex", "rss": "rss", "feed": "atom"}
 #: The prefixes whose namespace the protocol fixes (SM102 when one is bound elsewhere).
@@ -116,6 +118,8 @@ class Scan:
     misbound: set[Place] = field(default_factory=set)
     #: Where more than one foreign namespace starts (see _FirstPlaces).
     crowded: set[Place] = field(default_factory=set)
+    #: The document is a plain urlset the reader's scanner read whole (see plain_pass).
+    plain: bool = False
 
 
 def place(f: Finding) -> Place:
@@ -249,7 +253,7 @@ def plain_pass(plain: bytes, where: str, ctx: Context) -> Scan:
     """
     end = plain.index(b"</url>") + len(b"</url>")
     head = tree_pass(plain[:end] + b"</urlset>", where, ctx)
-    return Scan(None, head.kind, head.findings, _plain_anchors(plain))
+    return Scan(None, head.kind, head.findings, _plain_anchors(plain), plain=True)
 
 
 def _plain_anchors(plain: bytes) -> Iterator[tuple[str, int]]:
@@ -326,8 +330,9 @@ def piece_pass(text: bytes, where: str, ctx: Context, limits: TreeLimits = DEFAU
     entries move under a copy of the root element (their line numbers stay theirs), and
     that piece is checked and validated against the schemas on its own, then dropped. The
     schemas' content model is per entry, so the pieces together get the findings the whole
-    tree gets (the count limit is the reader's SM110), except the columns of schema
-    findings, which are not placed here. Findings about the root come once. Returns
+    tree gets (the count limit is the reader's SM110); the columns of schema findings are
+    not placed here but by the driver's locator, from the bytes, as the reader's are.
+    Findings about the root come once. Returns
     ``None`` (check the whole tree) for a document that is not well-formed, has a DOCTYPE,
     or is not a urlset or an index.
     """
@@ -462,21 +467,27 @@ def kind_of(root: etree._Element) -> str | None:
 def _xml_text(plain: bytes) -> bytes | None:
     """The document as libxml2 should see it, or None when it is not XML.
 
-    Whitespace before the XML declaration (SM003, reported by the reader) would stop
-    libxml2, so the declaration is blanked out, keeping the lines where they are.
+    Whitespace before the XML declaration, or text a server printed before it (SM003,
+    reported by the reader), would stop libxml2, so they and the declaration are blanked
+    out: every byte but a line feed becomes a space, which keeps the lines, columns and
+    byte offsets of everything after them where they are.
     """
+    junk = xml_start(plain)
     head = plain[:3]
-    body = plain[3:] if head == _BOM else plain
+    at = junk or (3 if head == _BOM else 0)
+    body = plain[at:]
     stripped = body.lstrip(_SPACE)
     if not stripped.startswith(b"<"):
         return None
-    if len(stripped) < len(body) and stripped.startswith(b"<?xml"):
+    if (junk or len(stripped) < len(body)) and stripped.startswith(b"<?xml"):
         end = stripped.find(b"?>")
         if end < 0:
             return None
         decl = stripped[: end + 2]
         if b"encoding" in decl and not _UTF8_DECL.search(decl):
             return None
-        skipped = body[: len(body) - len(stripped)] + decl
-        return b"\n" * skipped.count(b"\n") + stripped[end + 2 :]
+        cut = len(plain) - len(stripped) + end + 2
+        return _NOT_LF.sub(b" ", plain[:cut]) + plain[cut:]
+    if junk:
+        return _NOT_LF.sub(b" ", plain[:junk]) + plain[junk:]
     return plain

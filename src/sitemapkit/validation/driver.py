@@ -3,9 +3,9 @@
 An edge: it reads files and fetches URLs (through a :class:`~.fetcher.Fetcher`). Per
 document: **read** the bytes; run the **passes** side by side (the streaming reader with
 the entry checks here, the tree pass in a worker thread or, for a large document, the tree
-process); **merge** their findings (:mod:`.merge`); **locate** every finding on its line;
-**cap** the findings per rule. An index's children join the queue; the set-level checks
-finish the report.
+process); **merge** their findings (:mod:`.merge`); **locate** every finding on its
+element's line and column; **cap** the findings per rule. An index's children join the
+queue; the set-level checks finish the report.
 
 The tree holds one document at a time, about six times its uncompressed size (≈ 300 MB for
 a 50 MiB file); documents over ``tree_max_bytes`` skip it. Across a set, the duplicate and
@@ -32,12 +32,15 @@ from ..lint.checks import (
     Context,
     DocumentNode,
     FileChecks,
+    Locator,
     Pending,
     SetChecks,
     check_compression,
     check_document,
+    entry_anchors,
     normalize,
-    resolve_lines,
+    place_findings,
+    resolve_places,
 )
 from ..lint.report import ValidationReport, sort_findings
 from ..lint.tree import KEEP_PER_RULE, PIECE, PIECES_FROM, Scan, TreeLimits
@@ -65,9 +68,8 @@ Child = tuple[str, str | None, int | None]
 @dataclass(frozen=True, slots=True)
 class Tuning:
     """The validator's internal thresholds (``validate(tuning=...)``), for tests and
-    benchmarks; the defaults are the product's. The findings do not depend on them, but
-    for the counts a pass keeps (``keep_per_rule``) and the columns of schema findings,
-    which a document checked in pieces does not place."""
+    benchmarks; the defaults are the product's. The findings, their lines and columns
+    included, do not depend on them, but for the counts a pass keeps (``keep_per_rule``)."""
 
     #: Findings of a rule each pass keeps of a document; the others are only counted.
     keep_per_rule: int = KEEP_PER_RULE
@@ -140,6 +142,9 @@ class Validator:
         self.report = ValidationReport()
         self.shared = SetChecks()
         self.visited: set[str] = set()
+        #: (file, line) → column of the <loc> of the alternates and index children there,
+        #: for the set's findings, which come after the documents' bytes are gone.
+        self.columns: dict[tuple[str, int], int] = {}
         self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sitemapkit-tree")
         self.tree_process: TreeProcess | None = None
         self.tree_process_failed = not two_cores()
@@ -161,7 +166,13 @@ class Validator:
         report = self.report
         if self.online is not None:
             report.notes.extend(self.online.notes())
-        report.findings.extend(self.shared.finish())
+        columns = self.columns
+        report.findings.extend(
+            f
+            if f.column is not None or f.line is None or (f.where, f.line) not in columns
+            else replace(f, column=columns[f.where or "", f.line])
+            for f in self.shared.finish()
+        )
         report.notes.extend(self.shared.notes)
         report.findings = sort_findings(report.findings, report.files)
         return report
@@ -357,12 +368,45 @@ class Validator:
         wanted += [(a.loc, a.occurrence) for a in fc.alternates]
         wanted += [(c, occ) for c, _, occ in fc.children]
         wanted += [(q.loc, q.occurrence) for q in p.checked]
-        lines = resolve_lines(
-            wanted, root=scan.root, data=p.plain, kind=kind, base_url=doc.url, anchors=scan.anchors
+        anchors: list[tuple[str, int]] = []
+        xml = kind in ("urlset", "sitemapindex")
+        if xml and (wanted or any(f.loc is not None for f in own)):
+            # computed once, and only when a finding names an entry
+            found = scan.anchors
+            if found is None and scan.root is not None:
+                found = entry_anchors(scan.root, kind)
+            anchors = list(found or ())
+        places = resolve_places(
+            wanted,
+            root=scan.root,
+            data=p.plain,
+            kind=kind,
+            base_url=doc.url,
+            anchors=anchors if xml else scan.anchors,
         )
-        own += [q.finding(doc.where, lines) for q in fc.pending]
-        own += [q.finding(doc.where, lines) for q in p.checked]
+        lines = {key: line for key, (line, _) in places.items()}
+        queries = [*fc.pending, *p.checked]
+        ordinals = [places.get((q.loc, q.occurrence), (0, -1))[1] for q in queries]
+        locator = Locator(p.plain, kind, plain=scan.plain)
+        linked = [
+            places[a.loc, a.occurrence][1] for a in fc.alternates if (a.loc, a.occurrence) in places
+        ]
+        linked += [places[c, occ][1] for c, _, occ in fc.children if (c, occ) in places]
+        spots = locator.positions(
+            [
+                *((n, q.element) for n, q in zip(ordinals, queries, strict=True) if n >= 0),
+                *((n, None) for n in linked),
+            ]
+        )
+        for (_, element), (line, column) in spots.items():
+            if element is None:
+                self.columns[doc.where, line] = column
+        own += [
+            q.finding(doc.where, lines, spots.get((n, q.element)))
+            for n, q in zip(ordinals, queries, strict=True)
+        ]
         own += fc.findings
+        own[:] = place_findings(own, anchors, locator)
         for a in fc.alternates:
             a.line = lines.get((a.loc, a.occurrence))
         return [(c, lm, lines.get((c, occ))) for c, lm, occ in fc.children]

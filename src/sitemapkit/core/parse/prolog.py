@@ -15,11 +15,12 @@ from typing import Final, NamedTuple
 
 from lxml import etree
 
+from ..finding import clip
 from ..namespace import ATOM03_NS, ATOM_NS, SITEMAP_NS
 from .document import Document, Kind
 from .tree import pull_parser, split, tag_of
 
-__all__ = ["Opening", "Prolog", "kind_of", "xml_encoding"]
+__all__ = ["Opening", "Prolog", "kind_of", "xml_encoding", "xml_start"]
 
 _SNIFF_STEP: Final = 4_096  # bytes per feed while looking for the root element
 _BOM: Final = b"\xef\xbb\xbf"
@@ -29,6 +30,15 @@ _HTML_START: Final = re.compile(rb"<!doctype\s+html|<html[\s>]", re.IGNORECASE)
 _XML_DECL: Final = re.compile(
     rb"<\?xml\s+version\s*=\s*[\"'][^\"']*[\"']"
     rb"(?:\s+encoding\s*=\s*[\"']([A-Za-z][A-Za-z0-9._-]*)[\"'])?"
+)
+#: How far into a document an XML declaration or a sitemap root is looked for after text
+#: a server printed before it (SM003).
+_JUNK_LOOK: Final = 1 << 16
+_DECL_START: Final = re.compile(rb"<\?xml[\s?]")
+_ROOT_START: Final = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?(?:urlset|sitemapindex)[\s>/]")
+#: What may come before the root element in a prolog without a declaration.
+_PROLOG_MARKUP: Final = re.compile(
+    rb"(?:\s+|<!--.*?-->|<\?(?!xml[\s?]).*?\?>|<!DOCTYPE(?:[^\[>]|\[.*?\])*>)*", re.S
 )
 _HTML: Final = "The document is an HTML page, not a sitemap; submit the sitemap's own URL"
 
@@ -50,6 +60,31 @@ def xml_encoding(head: bytes) -> bytes | None:
     return m.group(1) if m is not None else None
 
 
+def xml_start(data: bytes) -> int:
+    """Where the XML document starts after text printed before it (a PHP notice, an HTML
+    error page, a debug line), or 0: nothing but a byte order mark, white space or prolog
+    markup precedes it. The document is an XML declaration or a ``<urlset>`` or
+    ``<sitemapindex>`` root found within the first 64 KiB (SM003).
+
+    >>> xml_start(b"Notice: x in a.php\\n<?xml version='1.0'?><urlset/>")
+    19
+    """
+    at = 3 if data.startswith(_BOM) else 0
+    window = data[at : at + _JUNK_LOOK]
+    decl, root = _DECL_START.search(window), _ROOT_START.search(window)
+    if decl is not None and (root is None or decl.start() < root.start()):
+        start = decl.start()
+        if not window[:start].strip(_SPACE):
+            return 0  # white space alone: SM003 of its own
+    elif root is not None:
+        start = root.start()
+        if _PROLOG_MARKUP.fullmatch(window, 0, start):
+            return 0
+    else:
+        return 0
+    return at + start
+
+
 class Prolog:
     """Reads the bytes before the body: feed them until an :class:`Opening` comes back."""
 
@@ -59,6 +94,7 @@ class Prolog:
         self._pre = b""
         self._bom_checked = False
         self._ws = False  # white space came before the first markup
+        self._junk_checked = False
         self._head: list[bytes] = []
         self._sniff: etree.XMLPullParser | None = None
 
@@ -89,6 +125,16 @@ class Prolog:
 
     def _feed_pre(self, data: bytes, final: bool) -> Opening | None:
         buf = self._pre + data
+        if not self._junk_checked:
+            if len(buf) < _JUNK_LOOK and not final and not _starts_xml(buf):
+                self._pre = buf
+                return None
+            self._junk_checked = True
+            junk = xml_start(buf)
+            if junk:  # a byte order mark before it is part of what the server printed
+                self._report_junk(buf[:junk], decl=buf.startswith(b"<?xml", junk))
+                buf = buf[junk:]
+                self._bom_checked = True
         if not self._bom_checked:
             if len(buf) < 3 and _BOM.startswith(buf) and not final:
                 self._pre = buf
@@ -116,6 +162,22 @@ class Prolog:
         if _HTML_START.match(rest):
             self._add("SM005", _HTML, line=self._doc.line_off + 1, fatal=True)
         return self._start_xml(rest)
+
+    def _report_junk(self, junk: bytes, *, decl: bool) -> None:
+        """SM003 for text printed before the XML; it is skipped, lines kept."""
+        bom = junk.startswith(_BOM)
+        quoted = clip(junk[3 if bom else 0 :].decode("utf-8", "replace").strip(), 60)
+        quoted = f"a byte order mark, then {quoted!r}" if bom else repr(quoted)
+        what = "the XML declaration" if decl else "the root element"
+        self._add(
+            "SM003",
+            f"Text precedes {what}: {quoted}; the server code that prints it (a PHP "
+            "notice, a warning, a debug line, an error page) must be fixed so that "
+            "'<?xml' is the first byte of the file; the document after it was read",
+            line=1,
+        )
+        self._skip_space(junk)
+        self._ws = False  # reported: the white space before the junk is part of it
 
     def _skip_space(self, space: bytes) -> None:
         doc = self._doc
@@ -208,6 +270,13 @@ class Prolog:
                 line=line,
                 fatal=doc.settings.strict,  # a warning, yet strict refuses any DTD outright
             )
+
+
+def _starts_xml(buf: bytes) -> bool:
+    """Whether ``buf`` (after the byte order mark) starts as a sitemap does: no text can
+    come before its declaration or root."""
+    rest = buf.removeprefix(_BOM).lstrip(_SPACE)
+    return rest.startswith(b"<?xml") or _ROOT_START.match(rest) is not None
 
 
 def kind_of(doc: Document, root: etree._Element) -> Kind:

@@ -11,13 +11,13 @@ of checks, each small and marked with the rule ids it decides (:data:`CHECKED`):
 * set checks (:class:`SetChecks`): over every document validated together.
 
 Entry findings are :class:`Pending` until the driver resolves their lines
-(:func:`resolve_lines`). Where a rule is decided, by family:
+(:func:`resolve_places`). Where a rule is decided, by family:
 
 ========================  ==========================================================
 ``context``               :class:`Context`, the :data:`CHECKED` table (no rule)
 ``document``              SM008, SM009, SM102, SM109, SM112, SM204-SM206, SM403,
                           IMG603, VID717, HRE903 (bytes and tree)
-``position``              :class:`Pending`, :func:`resolve_lines` (no rule)
+``position``              :class:`Pending`, :func:`resolve_places` (no rule)
 ``state``                 the :class:`~.state.Batch` and state entry checks share
 ``entry``                 :class:`FileChecks`: the order of the entry checks (no rule)
 ``loc``                   SM207-SM213, SM218, SM504, SM505
@@ -38,7 +38,14 @@ from .context import CHECKED, Context
 from .document import check_compression, check_document, may_have_padded_values
 from .entry import FileChecks
 from .hashindex import HashIndex
-from .position import Pending, entry_anchors, resolve_lines
+from .position import (
+    Locator,
+    Pending,
+    element_path,
+    entry_anchors,
+    place_findings,
+    resolve_places,
+)
 from .set import DocumentNode, SetChecks
 from .state import AlternateEntry
 
@@ -49,12 +56,15 @@ __all__ = [
     "DocumentNode",
     "FileChecks",
     "HashIndex",
+    "Locator",
     "Pending",
     "SetChecks",
     "check_compression",
     "check_document",
+    "element_path",
     "entry_anchors",
     "may_have_padded_values",
     "normalize",
-    "resolve_lines",
+    "place_findings",
+    "resolve_places",
 ]

@@ -57,6 +57,7 @@ def _date_checks(st: EntryState, batch: Batch[R], lastmods: list[str | None]) ->
                 "give the page's real modification date or omit lastmod",
                 batch,
                 i,
+                element="lastmod",
             )
         elif now is not None and day >= future_day:
             bounds = instant_bounds(lastmod)
@@ -67,6 +68,7 @@ def _date_checks(st: EntryState, batch: Batch[R], lastmods: list[str | None]) ->
                     "changed (Bing reportedly rejects future dates)",
                     batch,
                     i,
+                    element="lastmod",
                 )
 
 

@@ -105,7 +105,7 @@ class FileChecks:
     def occurrences(self) -> list[int]:
         """For each record of the last batch given to :meth:`add`, how many records with
         the same loc came before it in the document (0 for the first): with the loc, it
-        names the record for :func:`resolve_lines`."""
+        names the record for :func:`resolve_places`."""
         return self._occurrences
 
     def finish(self) -> None:

@@ -24,6 +24,7 @@ from ...core.urls import Origin, normalize
 from ..iso import COUNTRIES, LANGUAGES
 from .context import CHECKED
 from .date import instant_bounds
+from .position import element_path
 from .state import AlternateEntry, Batch, EntryState
 
 __all__ = ["check_extensions", "hreflang", "images", "news", "videos"]
@@ -38,6 +39,7 @@ _TITLE_DATE: Final = re.compile(
 )
 _IMAGES: Final = attrgetter("images")
 _VIDEOS: Final = attrgetter("videos")
+_PUBLISHED: Final = element_path("news:news", "news:publication_date")
 _NEWS: Final = attrgetter("news")
 _ALTERNATES: Final = attrgetter("alternates")
 
@@ -61,13 +63,14 @@ def check_extensions(st: EntryState, batch: Batch[Url]) -> None:
 def images(st: EntryState, batch: Batch[Url], i: int, u: Url) -> None:
     """IMG604 retired image tags, IMG606 an image repeated under one URL."""
     seen: set[str] = set()
-    for image in u.images:
+    for k, image in enumerate(u.images, 1):
         if image.loc in seen:
             st.emit(
                 "IMG606",
                 f"Image {clip(image.loc)!r} is listed twice for this URL; keep one",
                 batch,
                 i,
+                element=f"image:image[{k}]",
             )
         seen.add(image.loc)
         if image.has_deprecated:
@@ -82,6 +85,7 @@ def images(st: EntryState, batch: Batch[Url], i: int, u: Url) -> None:
                 + ", ".join(f"<image:{t}>" for t in tags),
                 batch,
                 i,
+                element=element_path(f"image:image[{k}]", f"image:{tags[0]}"),
             )
 
 
@@ -94,7 +98,8 @@ def _same_site(a: str, b: str) -> bool:
 def videos(st: EntryState, batch: Batch[Url], i: int, u: Url) -> None:
     """VID706 video vs page URLs, VID707 country codes, VID711 dates, VID713 uploader."""
     page = normalize(u.loc)
-    for v in u.videos:
+    for k, v in enumerate(u.videos, 1):
+        video = f"video:video[{k}]"
         for name in ("content_loc", "player_loc"):
             value = getattr(v, name)
             if value is not None and normalize(value) == page:
@@ -104,6 +109,7 @@ def videos(st: EntryState, batch: Batch[Url], i: int, u: Url) -> None:
                     f"{'file' if name == 'content_loc' else 'player'}",
                     batch,
                     i,
+                    element=element_path(video, f"video:{name}"),
                 )
         content = v.content_loc
         if content is not None:
@@ -115,6 +121,7 @@ def videos(st: EntryState, batch: Batch[Url], i: int, u: Url) -> None:
                     "point to the media file (put a player page in <video:player_loc>)",
                     batch,
                     i,
+                    element=element_path(video, "video:content_loc"),
                 )
         if v.restriction is not None:
             bad = [c for c in v.restriction.countries if c not in COUNTRIES]
@@ -125,6 +132,7 @@ def videos(st: EntryState, batch: Batch[Url], i: int, u: Url) -> None:
                     "ISO 3166-1 alpha-2 codes (e.g. GB, not UK)",
                     batch,
                     i,
+                    element=element_path(video, "video:restriction"),
                 )
         if v.uploader_info is not None:
             try:
@@ -138,11 +146,12 @@ def videos(st: EntryState, batch: Batch[Url], i: int, u: Url) -> None:
                     f"domain {where!r}",
                     batch,
                     i,
+                    element=element_path(video, "video:uploader", attr="info"),
                 )
-        _video_dates(st, batch, i, v)
+        _video_dates(st, batch, i, v, video)
 
 
-def _video_dates(st: EntryState, batch: Batch[Url], i: int, v: Video) -> None:
+def _video_dates(st: EntryState, batch: Batch[Url], i: int, v: Video, video: str) -> None:
     now = st.now
     if now is None:
         return
@@ -156,13 +165,18 @@ def _video_dates(st: EntryState, batch: Batch[Url], i: int, v: Video) -> None:
                 "shown. Remove it or update the date",
                 batch,
                 i,
+                element=element_path(video, "video:expiration_date"),
             )
     published = v.publication_date
     if isinstance(published, str):
         bounds = instant_bounds(published)
         if bounds is not None and bounds[0] > now + st.ctx.future_tolerance:
             st.emit(
-                "VID711", f"<video:publication_date> {published!r} lies in the future", batch, i
+                "VID711",
+                f"<video:publication_date> {published!r} lies in the future",
+                batch,
+                i,
+                element=element_path(video, "video:publication_date"),
             )
 
 
@@ -179,6 +193,7 @@ def news(st: EntryState, batch: Batch[Url], i: int, u: Url) -> None:
             "(zh-cn / zh-tw for Chinese)",
             batch,
             i,
+            element=element_path("news:news", "news:publication", "news:language"),
         )
     now = st.now
     date = news.publication_date
@@ -192,9 +207,11 @@ def news(st: EntryState, batch: Batch[Url], i: int, u: Url) -> None:
                     "news sitemap or drop its <news:news>",
                     batch,
                     i,
+                    element=_PUBLISHED,
                 )
             elif bounds[0] > now + st.ctx.future_tolerance:
-                st.emit("NEWS806", f"<news:publication_date> {date!r} lies in the future", batch, i)
+                message = f"<news:publication_date> {date!r} lies in the future"
+                st.emit("NEWS806", message, batch, i, element=_PUBLISHED)
     title, name = news.title, news.publication_name
     why = ""
     if len(name) >= 3 and name.lower() in title.lower():
@@ -209,6 +226,7 @@ def news(st: EntryState, batch: Batch[Url], i: int, u: Url) -> None:
             f"<news:title> {clip(title)!r}: {why}; give the article's title as shown on the page",
             batch,
             i,
+            element=element_path("news:news", "news:title"),
         )
 
 
@@ -255,9 +273,11 @@ def hreflang(st: EntryState, batch: Batch[Url], i: int, u: Url) -> None:
     pairs: set[tuple[str, str]] = set()
     for a in alternates:
         problem = _hreflang_code(a.hreflang)
+        link = f"xhtml:link[@hreflang='{a.hreflang}']" if "'" not in a.hreflang else "xhtml:link"
         if problem is not None:
             message = f"Invalid hreflang {a.hreflang!r}: {problem[0]}"
-            st.emit("HRE902", message, batch, i, override=problem[1])
+            at = element_path(link, attr="hreflang")
+            st.emit("HRE902", message, batch, i, override=problem[1], element=at)
         lang = a.hreflang.lower()
         href = normalize(a.href)
         pairs.add((lang, href))

@@ -1,10 +1,23 @@
-"""lint.checks: naming a record by its loc, and finding its line in the document. Pure.
+"""lint.checks: naming a record by its loc, and finding its element's line and column. Pure.
 
 Records carry no positions, so entry findings wait as :class:`Pending` until the driver
-resolves their lines from the document (:func:`resolve_lines`): a record is named by its
-loc and how many records with the same loc came before it in the file. The ``(raw loc,
-line)`` anchors of a parsed document (:func:`entry_anchors`) stand in for a tree no longer
-held. Decides no rule.
+resolves them from the document (:func:`resolve_places`): a record is named by its loc
+and how many records with the same loc came before it in the file, which gives its line
+and its *ordinal* (its place among the entries). The ``(raw loc, line)`` anchors of a
+parsed document (:func:`entry_anchors`) stand in for a tree no longer held.
+
+Then the one locator (:class:`Locator`) reads the bytes of the entries that have findings
+and finds the element a finding judges, by its path inside the entry (``element``, which
+the check that decides the rule sets: :func:`element_path`): the start tag of the element
+for a bad value, the attribute for a bad attribute. The same bytes and the same path give
+the same place in every mode of the validator (the whole tree, pieces, the scanner's fast
+path, a set). Findings of the reader and the schemas, which carry a line and an entry,
+are placed on their rule's element on that line (:func:`place_findings`); the others on
+the first markup of their line (:func:`place_lines`).
+
+Lines count line feeds (as libxml2's ``sourceline``); columns are 1-based and count the
+*characters* of the decoded line before the place, as editors do: a tab is one, a
+multi-byte UTF-8 character one, the byte order mark none. Decides no rule.
 """
 
 from __future__ import annotations
@@ -13,7 +26,7 @@ import functools
 import re
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from lxml import etree
@@ -22,14 +35,24 @@ from ...core.finding import Finding, Severity
 from ...core.grammar import SCHEME
 from ...core.urls import XML_SPACE, iri_to_uri, resolve
 
-__all__ = ["Pending", "entry_anchors", "resolve_lines"]
+__all__ = [
+    "Locator",
+    "Pending",
+    "element_path",
+    "entry_anchors",
+    "line_columns",
+    "place_findings",
+    "resolve_places",
+]
 
 
 @dataclass(slots=True)
 class Pending:
     """An entry finding waiting for its line: the ``occurrence``-th record with ``loc``.
 
-    ``see`` names another record whose line replaces ``{see}`` in the message.
+    ``see`` names another record whose line replaces ``{see}`` in the message;
+    ``element`` is the path of the element judged inside the entry (:func:`element_path`;
+    ``None``: its ``<loc>``).
     """
 
     rule: str
@@ -38,8 +61,16 @@ class Pending:
     loc: str
     occurrence: int
     see: tuple[str, int] | None = None
+    element: str | None = None
 
-    def finding(self, where: str | None, lines: dict[tuple[str, int], int]) -> Finding:
+    def finding(
+        self,
+        where: str | None,
+        lines: dict[tuple[str, int], int],
+        at: tuple[int, int] | None = None,
+    ) -> Finding:
+        """The finding, on the line of its record in ``lines``, or at ``at`` (line,
+        column: where its element is)."""
         message = self.message
         if self.see is not None:
             line = lines.get(self.see)
@@ -49,13 +80,14 @@ class Pending:
             self.severity,
             message,
             where,
-            lines.get((self.loc, self.occurrence)),
-            None,
+            at[0] if at is not None else lines.get((self.loc, self.occurrence)),
+            at[1] if at is not None else None,
             self.loc,
+            self.element or "loc",
         )
 
 
-def resolve_lines(
+def resolve_places(
     wanted: Iterable[tuple[str, int]],
     *,
     root: etree._Element | None,
@@ -63,8 +95,9 @@ def resolve_lines(
     kind: str | None,
     base_url: str | None = None,
     anchors: Iterable[tuple[str, int]] | None = None,
-) -> dict[tuple[str, int], int]:
-    """Lines of records named ``(loc, occurrence)``, found in the parsed document.
+) -> dict[tuple[str, int], tuple[int, int]]:
+    """``(line, ordinal)`` of records named ``(loc, occurrence)``: the line of the entry's
+    ``<loc>`` and the entry's place among the anchors (for :class:`Locator`).
 
     A record's loc is the reader's (an IRI becomes a URI, a relative loc is resolved
     against ``base_url``), so a raw value that does not match as written is compared in
@@ -75,9 +108,10 @@ def resolve_lines(
     if not keys:
         return {}
     locs = {loc for loc, _ in keys}
-    found: dict[tuple[str, int], int] = {}
+    found: dict[tuple[str, int], tuple[int, int]] = {}
     seen: Counter[str] = Counter()
-    for raw, line in anchors if anchors is not None else _anchors(root, data, kind):
+    source = anchors if anchors is not None else _anchors(root, data, kind)
+    for ordinal, (raw, line) in enumerate(source):
         value = raw.strip(XML_SPACE)
         if value in locs:
             loc = value
@@ -91,7 +125,7 @@ def resolve_lines(
         key = (loc, seen[loc])
         seen[loc] += 1
         if key in keys:
-            found[key] = line
+            found[key] = (line, ordinal)
     return found
 
 
@@ -155,3 +189,395 @@ def _anchors(
         value = el.get("href") if el.get("href") is not None else el.text
         if value:
             yield value, el.sourceline or 0
+
+
+# -- the element a finding is about: its line and column in the bytes ----------------------
+
+#: One token of XML for the byte locator: markup that holds no element (a comment, CDATA,
+#: a processing instruction, a DOCTYPE) or a start or end tag (groups: "/", name, attributes).
+_TOKEN: Final = re.compile(
+    rb"<!--.*?-->|<!\[CDATA\[.*?\]\]>|<\?.*?\?>|<!DOCTYPE(?:[^\[>]|\[.*?\])*>"
+    rb"|<(/?)([^\s/>!?]+)((?:[^>\"']|\"[^\"]*\"|'[^']*')*)>",
+    re.S,
+)
+_PLAIN_LOC: Final = re.compile(rb"<loc>")
+_STEP: Final = re.compile(r"(?:[\w.-]+:)?([\w.-]+)(?:\[(?:(\d+)|@([\w.:-]+)='([^']*)')\])?")
+_BOM: Final = b"\xef\xbb\xbf"
+
+#: A tag of an entry: (byte offset, depth below the entry, local name, attributes, their
+#: offset, is an end tag).
+_Tag = tuple[int, int, bytes, bytes, int, bool]
+
+
+def element_path(*steps: str, attr: str | None = None) -> str:
+    """The path of an element inside an entry as a finding carries it (``Finding.element``):
+    steps ``prefix:name[n]`` (1-based among the siblings of that name; ``[@a='v']``: the
+    first with that attribute value), then ``@attr`` for an attribute.
+
+    >>> element_path("image:image[2]", "image:caption")
+    'image:image[2]/image:caption'
+    """
+    return "/".join([*steps, *([f"@{attr}"] if attr else [])])
+
+
+class Locator:
+    """Lines and columns of the elements findings name, found in a document's bytes.
+
+    An entry is named by its *ordinal*: its place among the entries that have a ``<loc>``
+    (the order of the anchors). ``plain`` says that the bytes are a plain urlset (no
+    comment, CDATA or second ``<loc>`` in an entry: the scanner read it whole), where an
+    entry's ``<loc>`` is found by a search in C; otherwise the tags are read from the start
+    up to the last entry wanted. Only documents with findings to place pay for it.
+
+    Columns are 1-based and count the characters of the decoded line (as editors do; a
+    tab is one, the byte order mark none), lines count line feeds as libxml2 does.
+    """
+
+    def __init__(self, data: bytes, kind: str | None, *, plain: bool = False) -> None:
+        self.data, self.kind, self.plain = data, kind, plain
+
+    def place(self, wanted: Iterable[tuple[int, str | None]]) -> dict[tuple[int, str | None], int]:
+        """Byte offsets of ``(entry ordinal, element path)``: the element's start tag (or
+        the attribute); ``None`` as a path names the entry's ``<loc>``. Paths that do not
+        fit the entry are left out."""
+        keys = sorted(set(wanted), key=lambda k: k[0])
+        if not keys or self.kind not in ("urlset", "sitemapindex"):
+            return {}
+        ordinals = {o for o, _ in keys}
+        out: dict[tuple[int, str | None], int] = {}
+        spans = self.spans(ordinals) if self.plain else {}
+        data, rest = self.data, []
+        for ordinal, path in keys:
+            span, name = spans.get(ordinal), _simple(path)
+            if span is not None and name is not None:  # a plain entry: one of each child
+                at = data.find(b"<" + name + b">", *span)
+                if at >= 0:
+                    out[ordinal, path] = at
+                continue
+            rest.append((ordinal, path))
+        tags = self.entries({o for o, _ in rest})
+        for ordinal, path in rest:
+            entry = tags.get(ordinal)
+            if entry is None:
+                continue
+            found = _follow(entry, path)
+            if found is not None:
+                out[ordinal, path] = found
+        return out
+
+    def positions(
+        self, wanted: Iterable[tuple[int, str | None]]
+    ) -> dict[tuple[int, str | None], tuple[int, int]]:
+        """``(line, column)`` of ``(entry ordinal, element path)`` (see :meth:`place`)."""
+        offsets = self.place(wanted)
+        lines = line_columns(self.data, offsets.values())
+        return {key: lines[off] for key, off in offsets.items()}
+
+    def entries(self, ordinals: set[int]) -> dict[int, list[_Tag]]:
+        """The tags of the entries with these ordinals."""
+        if not ordinals:
+            return {}
+        return self._plain_entries(ordinals) if self.plain else self._entries(ordinals)
+
+    def spans(self, ordinals: set[int]) -> dict[int, tuple[int, int]]:
+        """Byte spans of the entries with these ordinals, in a plain urlset (else none)."""
+        data, out = self.data, dict[int, tuple[int, int]]()
+        if not self.plain or not ordinals:
+            return out
+        last = max(ordinals)
+        for n, m in enumerate(_PLAIN_LOC.finditer(data)):
+            if n > last:
+                break
+            if n in ordinals:
+                start = data.rfind(b"<url>", 0, m.start())
+                end = data.find(b"</url>", m.start())
+                if start >= 0 and end >= 0:
+                    out[n] = (start, end + 6)
+        return out
+
+    def _plain_entries(self, ordinals: set[int]) -> dict[int, list[_Tag]]:
+        data = self.data
+        return {n: _tags(data, *span) for n, span in self.spans(ordinals).items()}
+
+    def _entries(self, ordinals: set[int]) -> dict[int, list[_Tag]]:
+        data = self.data
+        last = max(ordinals)
+        entry_name = b"url" if self.kind == "urlset" else b"sitemap"
+        out: dict[int, list[_Tag]] = {}
+        depth, ordinal = 0, -1
+        current: list[_Tag] | None = None
+        has_loc = False
+        for m in _TOKEN.finditer(data, _xml_start(data)):
+            name = m.group(2)
+            if name is None:
+                continue
+            local = name.rpartition(b":")[2]
+            if m.group(1):  # an end tag
+                depth -= 1
+                if current is not None:
+                    current.append((m.start(), depth - 1, local, b"", 0, True))
+                    if depth == 1:
+                        if has_loc and ordinal in ordinals:
+                            out[ordinal] = current
+                            if ordinal >= last:
+                                break
+                        current = None
+                continue
+            attrs = m.group(3)
+            empty = attrs.endswith(b"/")
+            if depth == 1 and local == entry_name:
+                current, has_loc = [], False
+            if current is not None:
+                current.append((m.start(), depth - 1, local, attrs, m.start(3), False))
+                if depth == 2 and local == b"loc" and not has_loc:
+                    has_loc = True
+                    ordinal += 1
+                if empty:
+                    current.append((m.end(), depth - 1, local, b"", 0, True))
+            if not empty:
+                depth += 1
+            elif depth == 1 and current is not None:  # <url/>
+                if has_loc and ordinal in ordinals:
+                    out[ordinal] = current
+                current = None
+        return out
+
+
+def _simple(path: str | None) -> bytes | None:
+    """The name of a path of one unprefixed element (``lastmod``), which a plain entry
+    holds at most once; None for any other path."""
+    name = "loc" if path is None else path
+    return name.encode() if name.isidentifier() else None
+
+
+def _xml_start(data: bytes) -> int:
+    """Where the XML starts: after text a server printed before the declaration."""
+    from ...core.parse.prolog import xml_start
+
+    return xml_start(data)
+
+
+def _tags(data: bytes, start: int, end: int) -> list[_Tag]:
+    """The tags of one entry between byte offsets ``start`` and ``end``."""
+    out: list[_Tag] = []
+    depth = -1
+    for m in _TOKEN.finditer(data, start, end):
+        name = m.group(2)
+        if name is None:
+            continue
+        local = name.rpartition(b":")[2]
+        if m.group(1):
+            out.append((m.start(), depth, local, b"", 0, True))
+            depth -= 1
+            continue
+        depth += 1
+        attrs = m.group(3)
+        out.append((m.start(), depth, local, attrs, m.start(3), False))
+        if attrs.endswith(b"/"):
+            out.append((m.end(), depth, local, b"", 0, True))
+            depth -= 1
+    return out
+
+
+def _follow(tags: list[_Tag], path: str | None) -> int | None:
+    """The byte offset of the element (or attribute) ``path`` names in an entry's tags."""
+    steps = ["loc"] if path is None else [s for s in path.split("/") if s]
+    attr = steps.pop()[1:] if steps and steps[-1].startswith("@") else None
+    at, level, n, step = tags[0][0], 0, 0, 0
+    attrs, attrs_at = tags[0][3], tags[0][4]
+    for offset, depth, local, text, text_at, end in tags[1:]:
+        if step == len(steps):
+            break
+        if end:
+            if depth == level:
+                return None  # the element holding the step ended without it
+            continue
+        if depth != level + 1:
+            continue
+        match = _STEP.fullmatch(steps[step])
+        if match is None:
+            return None
+        name, index, key, value = match.groups()
+        if local.decode("ascii", "replace") != name:
+            continue
+        if key is not None:
+            if _attribute(text, key) != value:
+                continue
+        elif n < int(index or 1) - 1:
+            n += 1
+            continue
+        at, attrs, attrs_at, level, n, step = offset, text, text_at, depth, 0, step + 1
+    if step != len(steps):
+        return None
+    if attr is None:
+        return at
+    m = re.search(rb"\s((?:[\w.-]+:)?" + re.escape(attr.encode()) + rb")\s*=", attrs)
+    return attrs_at + m.start(1) if m is not None else at
+
+
+def _attribute(attrs: bytes, name: str) -> str | None:
+    m = re.search(
+        rb"(?:^|\s)(?:[\w.-]+:)?"
+        + re.escape(name.encode())
+        + rb"\s*=\s*(?:\"([^\"]*)\"|'([^']*)')",
+        attrs,
+    )
+    if m is None:
+        return None
+    return (m.group(1) if m.group(1) is not None else m.group(2)).decode("utf-8", "replace")
+
+
+def line_columns(data: bytes, offsets: Iterable[int]) -> dict[int, tuple[int, int]]:
+    """1-based ``(line, column)`` of byte offsets: lines count line feeds, columns the
+    characters of the decoded line before the offset (a byte order mark is not one)."""
+    out: dict[int, tuple[int, int]] = {}
+    line, line_start, pos, col = 1, 0, 0, 0
+    for off in sorted(set(offsets)):
+        breaks = data.count(b"\n", pos, off)
+        if breaks:
+            line += breaks
+            line_start = data.rindex(b"\n", pos, off) + 1
+            pos, col = line_start, 0
+        if line == 1 and pos == 0 and data.startswith(_BOM):
+            pos = 3
+        col += len(data[pos:off].decode("utf-8", "replace"))
+        pos = off
+        out[off] = (line, col + 1)
+    return out
+
+
+#: The element each rule of the reader and the schemas judges inside an entry, by local
+#: name, for findings that come with a line and an entry but no element (the reader's
+#: values, the schemas' errors found piece by piece). A rule not listed is placed on the
+#: first start tag of its line inside the entry.
+RULE_ELEMENTS: Final = {
+    **dict.fromkeys(("SM301", "SM302", "SM303", "SM304"), "lastmod"),
+    "SM401": "changefreq",
+    **dict.fromkeys(("SM402", "SM403"), "priority"),
+    "NEWS804": "language",
+    "NEWS805": "publication_date",
+    "NEWS808": "keywords",
+    "VID704": "duration",
+    "VID705": "rating",
+    "VID707": "restriction",
+    "VID708": "platform",
+    "VID709": "family_friendly",
+    "VID710": "expiration_date",
+    "VID714": "category",
+    "VID716": "view_count",
+}
+
+
+def place_findings(
+    findings: list[Finding], anchors: list[tuple[str, int]], locator: Locator
+) -> list[Finding]:
+    """``findings`` with the column (and the line) of the element each judges, for those
+    that name an entry (``loc``) and a line but no column: the element of its rule
+    (:data:`RULE_ELEMENTS`) on that line of the entry, or the first start tag there."""
+    todo = [f for f in findings if f.loc is not None and f.line is not None and f.column is None]
+    if not todo or locator.kind not in ("urlset", "sitemapindex"):
+        return place_lines(findings, locator.data)
+    by_loc: dict[str, list[tuple[int, int]]] = {}
+    for ordinal, (raw, line) in enumerate(anchors):
+        by_loc.setdefault(raw.strip(XML_SPACE), []).append((line, ordinal))
+    wanted: dict[int, Finding] = {}
+    ordinals: dict[int, int] = {}
+    for n, f in enumerate(todo):
+        assert f.loc is not None and f.line is not None
+        candidates = [o for line, o in by_loc.get(f.loc.strip(XML_SPACE), ()) if line <= f.line]
+        if not candidates:
+            continue
+        wanted[n] = f
+        ordinals[n] = candidates[-1]
+    spans = locator.spans(set(ordinals.values()))
+    offsets: dict[int, int] = {}
+    rest: dict[int, Finding] = {}
+    for n, f in wanted.items():
+        span, name = spans.get(ordinals[n]), RULE_ELEMENTS.get(f.rule)
+        if span is not None and name is not None:  # a plain entry: one of each child
+            at = locator.data.find(b"<" + name.encode() + b">", *span)
+            if at >= 0:
+                offsets[n] = at
+                continue
+        rest[n] = f
+    entries = locator.entries({ordinals[n] for n in rest})
+    for n, f in rest.items():
+        tags = entries.get(ordinals[n])
+        if tags is None:
+            continue
+        found = _on_line(locator.data, tags, f.line or 0, RULE_ELEMENTS.get(f.rule))
+        if found is not None:
+            offsets[n] = found
+    places = line_columns(locator.data, offsets.values())
+    placed = {id(wanted[n]): places[off] for n, off in offsets.items()}
+    out = []
+    for f in findings:
+        spot = placed.get(id(f))
+        out.append(f if spot is None or spot[0] != f.line else replace(f, column=spot[1]))
+    return place_lines(out, locator.data)
+
+
+#: The attribute a finding of these rules is about, on the start tag of its line.
+_RULE_ATTRIBUTES: Final = {"SM101": b"xmlns", "SM112": b"schemaLocation"}
+_FIRST_MARK: Final = re.compile(rb"[^ \t\r\n]")
+
+
+def place_lines(findings: list[Finding], data: bytes) -> list[Finding]:
+    """``findings`` with a line and no column placed on the first markup of their line
+    (the attribute of :data:`_RULE_ATTRIBUTES` on it): the declaration, the DOCTYPE, the
+    root element, the text a server printed before the XML."""
+    todo = {f.line for f in findings if f.line is not None and f.column is None}
+    if not todo:
+        return findings
+    starts: dict[int, int] = {}
+    line, pos = 1, 0
+    for wanted in sorted(todo):
+        while line < wanted:
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                break
+            pos, line = nl + 1, line + 1
+        if line == wanted:
+            m = _FIRST_MARK.search(data, pos + (3 if pos == 0 and data.startswith(_BOM) else 0))
+            if m is not None and data.count(b"\n", pos, m.start()) == 0:
+                starts[wanted] = m.start()
+            else:  # nothing but white space on the line: its start
+                starts[wanted] = pos
+    attrs: dict[int, int] = {}
+    for f in findings:
+        name = _RULE_ATTRIBUTES.get(f.rule)
+        at = starts.get(f.line or 0)
+        if name is None or at is None or f.column is not None:
+            continue
+        end = data.find(b">", at)
+        m = re.search(rb"\s(" + name + rb"|[\w.-]+:" + name + rb")\s*=", data[at:end])
+        if m is not None:
+            attrs[id(f)] = at + m.start(1)
+    places = line_columns(data, [*starts.values(), *attrs.values()])
+    out = []
+    for f in findings:
+        at = attrs.get(id(f), starts.get(f.line or 0))
+        if f.column is None and at is not None:
+            f = replace(f, column=places[at][1])
+        out.append(f)
+    return out
+
+
+def _on_line(data: bytes, tags: list[_Tag], line: int, name: str | None) -> int | None:
+    """The start tag named ``name`` on ``line`` in an entry, else its first start tag there."""
+    first = tags[0][0]
+    base = data.count(b"\n", 0, first) + 1
+    fallback = None
+    for offset, _depth, local, _attrs, _at, end in tags:
+        if end:
+            continue
+        at_line = base + data.count(b"\n", first, offset)
+        if at_line < line:
+            continue
+        if at_line > line:
+            break
+        if name is None or local.decode("ascii", "replace") == name:
+            return offset
+        if fallback is None:
+            fallback = offset
+    return fallback

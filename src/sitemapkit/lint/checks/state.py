@@ -177,12 +177,15 @@ class EntryState:
         *,
         override: Severity | None = None,
         see: tuple[str, int] | None = None,
+        element: str | None = None,
     ) -> None:
         """A finding about record ``i`` of ``batch``; ``override`` is a severity the
-        caller decides on purpose (commented there), else the catalogue's."""
+        caller decides on purpose (commented there), else the catalogue's; ``element``
+        the path of the element it judges (:func:`~.position.element_path`; ``None``:
+        the ``<loc>``)."""
         sev = override or severity(rule, strict=self.ctx.strict)
         loc, occurrence = batch.locs[i], batch.occurrences[i]
-        self.pending.append(Pending(rule, sev, message, loc, occurrence, see))
+        self.pending.append(Pending(rule, sev, message, loc, occurrence, see, element))
 
     def report(self, rule: str, message: str) -> None:
         """A file-level finding, with the catalogue's severity."""

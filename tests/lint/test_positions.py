@@ -1,0 +1,290 @@
+"""Every finding at its own element: line and column, in every mode of the validator.
+
+The oracle is lxml: the ``sourceline`` of the element that holds the fault, and the column
+of its start tag (or of the attribute) counted here from the bytes, independently of the
+validator's locator (lint/checks/position.py): the k-th ``<name`` of that line, where k
+elements of that name start on the line before it. Columns are 1-based characters of the
+decoded line; the byte order mark is not one.
+
+The modes: the whole tree (the default for a small file), pieces (``pieces_from=0``: the
+tree pass in pieces of two entries), the scanner's fast path with the plain pass
+(``defer_from=0``; a document with extensions is not plain and takes the tree after the
+reader), and a set (the document validated with another one).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import tempfile
+from pathlib import Path
+from typing import Final
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from lxml import etree
+
+from sitemapkit.core.finding import Finding
+from sitemapkit.validation import validate
+from sitemapkit.validation.driver import Tuning
+
+DATA = Path(__file__).parent.parent / "data"
+INVALID = sorted((DATA / "invalid").glob("*.xml"))
+NOW = dt.datetime(2024, 6, 1, 12, tzinfo=dt.UTC)
+SITE = "https://example.com"
+MODES: Final = {
+    "tree": Tuning(),
+    "pieces": Tuning(pieces_from=0, piece=2),
+    "plain": Tuning(defer_from=0),
+}
+NS: Final = {
+    "s": "http://www.sitemaps.org/schemas/sitemap/0.9",
+    "image": "http://www.google.com/schemas/sitemap-image/1.1",
+    "video": "http://www.google.com/schemas/sitemap-video/1.1",
+    "news": "http://www.google.com/schemas/sitemap-news/0.9",
+    "xhtml": "http://www.w3.org/1999/xhtml",
+}
+_STEP = re.compile(r"(?:[\w.-]+:)?([\w.-]+)(?:\[(?:(\d+)|@([\w.:-]+)='([^']*)')\])?")
+
+
+# -- the oracle ------------------------------------------------------------------------------
+
+
+def _column(data: bytes, el: etree._Element, attr: str | None = None) -> tuple[int, int]:
+    """(line, column) of ``el``'s start tag (or its attribute ``attr``), from lxml."""
+    line = el.sourceline
+    assert line is not None
+    qname = f"{el.prefix}:{etree.QName(el).localname}" if el.prefix else etree.QName(el).localname
+    before = 0
+    for other in el.getroottree().getroot().iter(etree.Element):
+        if other is el:
+            break
+        if other.sourceline == line and other.tag == el.tag and other.prefix == el.prefix:
+            before += 1
+    text = data.split(b"\n")[line - 1].decode("utf-8", "replace").removeprefix("\ufeff")
+    starts = [m.start() for m in re.finditer(rf"<{re.escape(qname)}(?=[\s/>])", text)]
+    at = starts[before]
+    if attr is not None:
+        tag = text[at : text.index(">", at)]
+        m = re.search(rf"\s((?:[\w.-]+:)?{re.escape(attr)})\s*=", tag)
+        assert m is not None
+        at += m.start(1)
+    return line, at + 1
+
+
+def _element(root: etree._Element, f: Finding) -> tuple[etree._Element, str | None] | None:
+    """The element (and attribute) a finding names: its entry by loc, then its path."""
+    entries = [
+        e
+        for e in root
+        if isinstance(e.tag, str)
+        and (loc := e.find("s:loc", NS)) is not None
+        and (loc.text or "").strip() == f.loc
+    ]
+    # a URL listed twice: the entry on the finding's line
+    entry = next((e for e in entries if e.find("s:loc", NS).sourceline == f.line), None)
+    entry = entry if entry is not None else (entries[0] if entries else None)
+    if entry is None or f.element is None:
+        return None
+    node, attr = entry, None
+    for step in f.element.split("/"):
+        if step.startswith("@"):
+            attr = step[1:]
+            break
+        m = _STEP.fullmatch(step)
+        assert m is not None, step
+        name, index, key, value = m.groups()
+        children = [c for c in node if isinstance(c.tag, str) and etree.QName(c).localname == name]
+        if key is not None:
+            children = [c for c in children if c.get(key) == value]
+            index = None
+        node = children[int(index or 1) - 1]
+    return node, attr
+
+
+def _positions(report_findings: list[Finding], rule: str) -> list[tuple[int | None, int | None]]:
+    return sorted((f.line, f.column) for f in report_findings if f.rule == rule)
+
+
+# -- the corpus ------------------------------------------------------------------------------
+
+
+def _published(path: Path) -> str:
+    text = path.read_bytes().decode("utf-8", "replace")
+    explicit = re.search(r"<!-- published-at: (\S+) -->", text)
+    if explicit:
+        return explicit.group(1)
+    loc = re.search(r"<loc>\s*(?:<!\[CDATA\[)?([a-z]+://[^/<\s]*)", text)
+    return (loc.group(1) if loc else SITE) + "/" + path.name
+
+
+@pytest.mark.parametrize("path", INVALID, ids=lambda p: p.name)
+def test_invalid_fixture_findings_sit_at_their_element_in_every_mode(path: Path) -> None:
+    """Each fixture's findings have a line and a column (when they have a line), the same
+    in every mode; a finding that names its element sits at lxml's place of it."""
+    rule = path.name.split("-", 1)[0]
+    published = _published(path)
+    seen = {}
+    for mode, tuning in MODES.items():
+        report = validate(path, published_at=published, now=NOW, select=[rule], tuning=tuning)
+        own = [f for f in report.findings if f.where == str(path)]
+        seen[mode] = _positions(own, rule)
+        for f in own:
+            assert f.line is None or f.column is not None, (mode, str(f))
+    assert len({str(v) for v in seen.values()}) == 1, seen
+    data = path.read_bytes()
+    lines = data.decode("utf-8", "replace").removeprefix("\ufeff").split("\n")
+    for line, column in seen["tree"]:
+        if line is None or column is None or rule == "SM004":
+            continue  # (SM004: where libxml2 stopped reading, inside the text it cannot read)
+        at = lines[line - 1][column - 1 :]
+        # a start tag, an attribute, or (text before the XML, a text sitemap) a line's start
+        assert at.startswith("<") or re.match(r"[\w:.-]+\s*=", at) or column == 1, (line, at)
+    try:
+        root = etree.fromstring(data[data.find(b"<?xml") :] if b"<?xml" in data else data)
+    except etree.XMLSyntaxError:
+        return
+    report = validate(path, published_at=published, now=NOW, select=[rule])
+    for f in report.findings:
+        if f.element is None or f.where != str(path):
+            continue
+        found = _element(root, f)
+        if found is not None:
+            assert (f.line, f.column) == _column(data, *found), str(f)
+
+
+# -- generated documents, one fault placed at random ---------------------------------------------
+
+#: fault → (rule, the entry's extra markup with the fault, the path of the element holding it
+#: from the entry, the attribute or None)
+FAULTS: Final = {
+    "SM305": ("<lastmod>2030-01-01</lastmod>", "s:lastmod", None),
+    "SM307": ("<lastmod>1970-01-01</lastmod>", "s:lastmod", None),
+    "SM301": ("<lastmod>2024/05/01</lastmod>", "s:lastmod", None),
+    "SM401": ("<changefreq>Daily</changefreq>", "s:changefreq", None),
+    "SM402": ("<priority>1.5</priority>", "s:priority", None),
+    "SM403": ("<priority>.5</priority>", "s:priority", None),
+    "IMG604": (
+        "<image:image><image:loc>{site}/i.jpg</image:loc>"
+        "<image:caption>A caption</image:caption></image:image>",
+        "image:image/image:caption",
+        None,
+    ),
+    "VID706": (
+        "<video:video><video:thumbnail_loc>{site}/t.jpg</video:thumbnail_loc>"
+        "<video:title>T</video:title><video:description>D</video:description>"
+        "<video:player_loc>{loc}</video:player_loc></video:video>",
+        "video:video/video:player_loc",
+        None,
+    ),
+    "VID705": (
+        "<video:video><video:thumbnail_loc>{site}/t.jpg</video:thumbnail_loc>"
+        "<video:title>T</video:title><video:description>D</video:description>"
+        "<video:content_loc>{site}/v.mp4</video:content_loc>"
+        "<video:rating>6.0</video:rating></video:video>",
+        "video:video/video:rating",
+        None,
+    ),
+    "VID713": (
+        "<video:video><video:thumbnail_loc>{site}/t.jpg</video:thumbnail_loc>"
+        "<video:title>T</video:title><video:description>D</video:description>"
+        "<video:content_loc>{site}/v.mp4</video:content_loc>"
+        '<video:uploader info="https://other.example.org/u">U</video:uploader></video:video>',
+        "video:video/video:uploader",
+        "info",
+    ),
+    "NEWS804": (
+        "<news:news><news:publication><news:name>N</news:name>"
+        "<news:language>en-US</news:language></news:publication>"
+        "<news:publication_date>2024-06-01</news:publication_date>"
+        "<news:title>A title</news:title></news:news>",
+        "news:news/news:publication/news:language",
+        None,
+    ),
+    "NEWS806": (
+        "<news:news><news:publication><news:name>N</news:name>"
+        "<news:language>en</news:language></news:publication>"
+        "<news:publication_date>2024-01-01</news:publication_date>"
+        "<news:title>A title</news:title></news:news>",
+        "news:news/news:publication_date",
+        None,
+    ),
+    "HRE902": (
+        '<xhtml:link rel="alternate" hreflang="en-UK" href="{loc}"/>',
+        "xhtml:link",
+        "hreflang",
+    ),
+}
+#: Text a server prints before the XML (each ends its lines: the document starts a line).
+JUNK: Final = [
+    b"",
+    b"Notice: Undefined index: page in /var/www/sitemap.php on line 3\n",
+    b"\xef\xbb\xbfdebug: 12 ms\r\n\n",
+    b"<html><body><h1>502 Bad Gateway</h1></body></html>\n",
+]
+
+
+def _document(entries: int, at: int, rule: str, noise: list[bool], pretty: bool) -> str:
+    extra, _, _ = FAULTS[rule]
+    nl, ind = ("\n", "  ") if pretty else ("", "")
+    rows = []
+    for i in range(entries):
+        loc = f"{SITE}/p{i}"
+        parts = [f"<loc>{loc}</loc>"]
+        if i == at:
+            parts.append(extra.format(site=SITE, loc=loc))
+        elif noise[i % len(noise)]:
+            parts.append("<lastmod>2024-05-01</lastmod>")
+        body = nl.join(ind + ind + p for p in parts)
+        rows.append(f"{ind}<url>{nl}{body}{nl}{ind}</url>")
+    xmlns = " ".join(f'xmlns:{p}="{u}"' for p, u in NS.items() if p != "s")
+    plain = not any(m in extra for m in ("image:", "video:", "news:", "xhtml:"))
+    head = f'<urlset xmlns="{NS["s"]}"' + ("" if plain else " " + xmlns) + ">"
+    decl = '<?xml version="1.0" encoding="UTF-8"?>'
+    return decl + "\n" + head + nl + nl.join(rows) + nl + "</urlset>\n"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    rule=st.sampled_from(sorted(FAULTS)),
+    entries=st.integers(1, 5),
+    at=st.integers(0, 4),
+    noise=st.lists(st.booleans(), min_size=1, max_size=5),
+    pretty=st.booleans(),
+    mode=st.sampled_from([*MODES, "set"]),
+    junk=st.sampled_from(JUNK),
+)
+def test_one_fault_anywhere_is_placed_at_its_element(
+    rule: str, entries: int, at: int, noise: list[bool], pretty: bool, mode: str, junk: bytes
+) -> None:
+    """The finding of the fault is at lxml's line and column of its element (or attribute),
+    pretty-printed or minified, in every mode, and after text a server printed before the
+    XML (SM003): there in the original file's lines."""
+    at %= entries
+    text = _document(entries, at, rule, noise, pretty)
+    data = text.encode()
+    root = etree.fromstring(data)
+    _, path, attr = FAULTS[rule]
+    el = root[at].find(path, NS)
+    assert el is not None
+    line, column = _column(data, el, attr)
+    expected = (line + junk.count(b"\n"), column)
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / "sitemap.xml"
+        target.write_bytes(junk + data)
+        targets = [target]
+        if mode == "set":
+            other = Path(tmp) / "other.xml"
+            other.write_text(_document(2, 0, "SM305", [False], not pretty).replace("/p", "/q"))
+            targets.append(other)
+        tuning = MODES.get(mode, Tuning())
+        report = validate(
+            targets,
+            published_at=[f"{SITE}/{t.name}" for t in targets],
+            now=NOW,
+            select=[rule],
+            tuning=tuning,
+        )
+    mine = [f for f in report.findings if f.where == str(target)]
+    assert _positions(mine, rule) == [expected], (text, [str(f) for f in report.findings])
