@@ -6,8 +6,9 @@ imported on first use, so ``import sitemapkit`` (and the command line) start fas
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .lazy import names
 
 if TYPE_CHECKING:
     from .changes import Change, Diff, DiffSummary, diff
@@ -52,16 +53,10 @@ _ROWS: tuple[tuple[str, str], ...] = (
     (".validation", "ValidationReport validate"),
     (".writer", "FileInfo SitemapWriter WriteResult"),
 )
-_WHERE = {name: module for module, names in _ROWS for name in names.split()}
+_WHERE = {name: module for module, defined in _ROWS for name in defined.split()}
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'sitemapkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = names(__name__, _WHERE)
 
 
 def __dir__() -> list[str]:

@@ -34,9 +34,10 @@ from sitemapkit.core import parse
 from sitemapkit.core.finding import Finding
 from sitemapkit.core.urls import normalize
 from sitemapkit.errors import SitemapError
-from sitemapkit.lint import checks, online, schema
+from sitemapkit.lint import checks, online, schema, tree
 from sitemapkit.lint.rules import RULES, expand_ids, severity
 from sitemapkit.validation import ValidationReport, validate
+from sitemapkit.validation.process import TreeProcess
 
 DATA = Path(__file__).parent.parent / "data"
 INVALID = sorted((DATA / "invalid").glob("*.xml"))
@@ -479,7 +480,7 @@ def test_piece_by_piece_checks_find_what_the_whole_tree_finds(
             (f.rule, f.severity, f.message, f.where, f.line, f.loc) for f in report.findings
         )
 
-    real = validation._piece_pass
+    real = tree.piece_pass
     used: list[str] = []
 
     def spy(text: bytes, where: str, ctx: checks.Context, piece: int = piece) -> object:
@@ -517,10 +518,10 @@ def test_a_large_document_checked_in_the_tree_process_gets_the_same_findings(
     rows.insert(20_000, "<url><loc>https://example.com/p/1?q=1&amp;r=2</loc></url>\n")
     path = tmp_path / "sitemap.xml"
     path.write_text(HEAD + URLSET + ">\n" + "".join(rows) + "</urlset>\n")
-    assert path.stat().st_size > validation._PIECES_FROM
+    assert path.stat().st_size > tree.PIECES_FROM
 
     started: list[object] = []
-    real = validation._TreeProcess.run
+    real = TreeProcess.run
 
     def run(self: object, plain: bytes, where: str, ctx: checks.Context) -> object:
         started.append(where)
@@ -530,7 +531,7 @@ def test_a_large_document_checked_in_the_tree_process_gets_the_same_findings(
         return sorted((f.rule, f.message, f.line, f.loc) for f in report.findings)
 
     url = "https://example.com/sitemap.xml"
-    monkeypatch.setattr(validation._TreeProcess, "run", run)
+    monkeypatch.setattr(TreeProcess, "run", run)
     remote = validate(path, published_at=url, now=NOW)
     assert started == [str(path)]
     whole = validation.Tuning(remote_from=1 << 40, pieces_from=1 << 40)
@@ -613,7 +614,7 @@ def test_plain_documents_read_by_the_scanner_skip_the_tree_and_find_the_same(
         url = "https://example.com/sitemap.xml"
 
         used: list[bool] = []
-        real = validation._plain_pass
+        real = tree.plain_pass
 
         def spy(plain: bytes, where: str, ctx: checks.Context) -> object:
             used.append(True)

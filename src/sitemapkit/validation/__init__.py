@@ -28,8 +28,9 @@ the validator's HTTP client and XSDs (a second or so of start-up CPU saved per r
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Final
+
+from ..lazy import names
 
 if TYPE_CHECKING:
     from ..lint.report import ValidationReport
@@ -39,26 +40,14 @@ if TYPE_CHECKING:
 
 __all__ = ["Fetched", "Fetcher", "HttpFetcher", "Tuning", "ValidationReport", "validate"]
 
-_WHERE = {
-    "ValidationReport": ("..lint.report", "ValidationReport"),
-    "validate": (".api", "validate"),
-    "Tuning": (".driver", "Tuning"),
-    "Fetched": (".fetcher", "Fetched"),
-    "Fetcher": (".fetcher", "Fetcher"),
-    "HttpFetcher": (".fetcher", "HttpFetcher"),
-    # private names the tests read; they patch the passes where they live, in lint.tree
-    "_PIECES_FROM": ("..lint.tree", "PIECES_FROM"),
-    "_piece_pass": ("..lint.tree", "piece_pass"),
-    "_plain_pass": ("..lint.tree", "plain_pass"),
-    "_TreeProcess": (".process", "TreeProcess"),
+#: Where each name is defined.
+_WHERE: Final = {
+    "ValidationReport": "..lint.report",
+    "validate": ".api",
+    "Tuning": ".driver",
+    "Fetched": ".fetcher",
+    "Fetcher": ".fetcher",
+    "HttpFetcher": ".fetcher",
 }
 
-
-def __getattr__(name: str) -> Any:
-    try:
-        module, attr = _WHERE[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    value = getattr(importlib.import_module(module, __name__), attr)
-    globals()[name] = value
-    return value
+__getattr__ = names(__name__, _WHERE)

@@ -94,45 +94,52 @@ def _same_site(a: str, b: str) -> bool:
     return a == b or a.endswith("." + b) or b.endswith("." + a)
 
 
+class _VideoEmit:
+    """Findings of one ``<video:video>`` of an entry, each at its child element."""
+
+    __slots__ = ("batch", "i", "st", "video")
+
+    def __init__(self, st: EntryState, batch: Batch[Url], i: int, k: int) -> None:
+        self.st, self.batch, self.i, self.video = st, batch, i, f"video:video[{k}]"
+
+    def __call__(self, rule: str, message: str, child: str, attr: str | None = None) -> None:
+        element = element_path(self.video, f"video:{child}", attr=attr)
+        self.st.emit(rule, message, self.batch, self.i, element=element)
+
+
 @CHECKED.decides("VID706", "VID707", "VID711", "VID713")
 def videos(st: EntryState, batch: Batch[Url], i: int, u: Url) -> None:
     """VID706 video vs page URLs, VID707 country codes, VID711 dates, VID713 uploader."""
     page = normalize(u.loc)
     for k, v in enumerate(u.videos, 1):
-        video = f"video:video[{k}]"
+        say = _VideoEmit(st, batch, i, k)
         for name in ("content_loc", "player_loc"):
             value = getattr(v, name)
             if value is not None and normalize(value) == page:
-                st.emit(
+                kind = "file" if name == "content_loc" else "player"
+                say(
                     "VID706",
-                    f"<video:{name}> is the page's own URL; it must point to the video "
-                    f"{'file' if name == 'content_loc' else 'player'}",
-                    batch,
-                    i,
-                    element=element_path(video, f"video:{name}"),
+                    f"<video:{name}> is the page's own URL; it must point to the video {kind}",
+                    name,
                 )
         content = v.content_loc
         if content is not None:
             path = content.split("?", 1)[0].split("#", 1)[0].lower()
             if path.endswith(_PAGE_EXTENSIONS):
-                st.emit(
+                say(
                     "VID706",
-                    f"<video:content_loc> {clip(content)!r} looks like a web page; it must "
-                    "point to the media file (put a player page in <video:player_loc>)",
-                    batch,
-                    i,
-                    element=element_path(video, "video:content_loc"),
+                    f"<video:content_loc> {clip(content)!r} looks like a web page; it "
+                    "must point to the media file (put a player page in <video:player_loc>)",
+                    "content_loc",
                 )
         if v.restriction is not None:
             bad = [c for c in v.restriction.countries if c not in COUNTRIES]
             if bad:
-                st.emit(
+                say(
                     "VID707",
-                    f"<video:restriction> lists {', '.join(map(repr, bad))}, not assigned "
-                    "ISO 3166-1 alpha-2 codes (e.g. GB, not UK)",
-                    batch,
-                    i,
-                    element=element_path(video, "video:restriction"),
+                    f"<video:restriction> lists {', '.join(map(repr, bad))}, not "
+                    "assigned ISO 3166-1 alpha-2 codes (e.g. GB, not UK)",
+                    "restriction",
                 )
         if v.uploader_info is not None:
             try:
@@ -140,43 +147,36 @@ def videos(st: EntryState, batch: Batch[Url], i: int, u: Url) -> None:
             except ValueError:
                 info = where = ""
             if info and not _same_site(info, where):
-                st.emit(
+                say(
                     "VID713",
-                    f"The info URL of <video:uploader> is on {info!r}, not on the page's "
-                    f"domain {where!r}",
-                    batch,
-                    i,
-                    element=element_path(video, "video:uploader", attr="info"),
+                    f"The info URL of <video:uploader> is on {info!r}, not on the "
+                    f"page's domain {where!r}",
+                    "uploader",
+                    attr="info",
                 )
-        _video_dates(st, batch, i, v, video)
+        if st.now is not None:
+            _video_dates(say, v, st.now, st.now + st.ctx.future_tolerance)
 
 
-def _video_dates(st: EntryState, batch: Batch[Url], i: int, v: Video, video: str) -> None:
-    now = st.now
-    if now is None:
-        return
+def _video_dates(say: _VideoEmit, v: Video, now: dt.datetime, future: dt.datetime) -> None:
     expires = v.expiration_date
     if isinstance(expires, str):
         bounds = instant_bounds(expires)
         if bounds is not None and bounds[1] < now:
-            st.emit(
+            say(
                 "VID711",
-                f"<video:expiration_date> {expires!r} has passed; the video will not be "
-                "shown. Remove it or update the date",
-                batch,
-                i,
-                element=element_path(video, "video:expiration_date"),
+                f"<video:expiration_date> {expires!r} has passed; the video will "
+                "not be shown. Remove it or update the date",
+                "expiration_date",
             )
     published = v.publication_date
     if isinstance(published, str):
         bounds = instant_bounds(published)
-        if bounds is not None and bounds[0] > now + st.ctx.future_tolerance:
-            st.emit(
+        if bounds is not None and bounds[0] > future:
+            say(
                 "VID711",
                 f"<video:publication_date> {published!r} lies in the future",
-                batch,
-                i,
-                element=element_path(video, "video:publication_date"),
+                "publication_date",
             )
 
 
