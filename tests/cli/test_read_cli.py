@@ -127,3 +127,195 @@ def test_an_entry_dropped_with_a_warning_still_exits_1(tmp_path: Path) -> None:
     code, out, err = cli(["read", str(p), "--format", "urls"])
     assert (code, out) == (1, "https://example.com/a\n")
     assert "SM011" in err
+
+
+# -- robots.txt as the target (issue #11 §1) ---------------------------------------------
+
+ROBOTS = (
+    b"\xef\xbb\xbfUser-agent: *\r\nDisallow: /private/\r\n"
+    b"SITEMAP : https://Example.COM/sitemap_index.xml # main\r\n"
+    b"Site-map:/news.xml\r\n"
+    b"sitemap: https://example.com/sitemap_index.xml\r\n"
+)
+
+
+def test_a_robots_txt_lists_its_sitemaps_with_no_follow(tmp_path: Path) -> None:
+    p = tmp_path / "robots.txt"
+    p.write_bytes(ROBOTS)
+    code, out, err = cli(
+        ["read", str(p), "--published-at", "https://example.com/robots.txt", "--no-follow"]
+    )
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert code == 0, err
+    assert [(r["kind"], r["loc"]) for r in rows] == [
+        ("sitemap", "https://example.com/sitemap_index.xml"),
+        ("sitemap", "https://example.com/news.xml"),
+    ]
+    assert "RB003 warning" in err and "RB008 warning" in err
+
+
+@pytest.mark.parametrize("name", ["robots.txt", "anything.txt"])
+def test_robots_is_known_by_name_or_content(tmp_path: Path, name: str) -> None:
+    p = tmp_path / name
+    p.write_bytes(b"User-agent: *\nDisallow:\nSitemap: https://example.com/s.xml\n")
+    code, out, _ = cli(["read", str(p), "--no-follow", "--format", "urls"])
+    assert (code, out) == (0, "https://example.com/s.xml\n")
+
+
+def test_a_file_published_as_robots_txt_is_read_as_one(tmp_path: Path) -> None:
+    p = tmp_path / "copy"
+    p.write_bytes(b"# nothing but\nSitemap: /s.xml\n")
+    code, out, _ = cli(
+        [
+            "read",
+            str(p),
+            "--published-at",
+            "https://example.com/robots.txt",
+            "--no-follow",
+            "--format",
+            "urls",
+        ]
+    )
+    assert (code, out) == (0, "https://example.com/s.xml\n")
+
+
+def test_a_robots_txt_without_sitemap_is_a_finding_and_exit_3(tmp_path: Path) -> None:
+    p = tmp_path / "robots.txt"
+    p.write_bytes(b"User-agent: *\nDisallow: /\n")
+    code, out, err = cli(["read", str(p)])
+    assert (code, out) == (3, "")
+    assert "SM012" in err and "no Sitemap: line" in err and str(p) in err
+
+
+def test_a_robots_txt_is_followed_into_the_files_beside_it(tmp_path: Path) -> None:
+    (tmp_path / "robots.txt").write_text("Sitemap: https://example.com/sitemap_index.xml\n")
+    (tmp_path / "sitemap_index.xml").write_text(
+        INDEX.format("https://example.com/maps/a.xml", "https://example.com/b.xml")
+    )
+    (tmp_path / "maps").mkdir()
+    (tmp_path / "maps" / "a.xml").write_text(URLSET.format("https://example.com/a1"))
+    (tmp_path / "b.xml").write_text(URLSET.format("https://example.com/b1"))
+    code, out, err = cli(
+        [
+            "read",
+            str(tmp_path / "robots.txt"),
+            "--published-at",
+            "https://example.com/robots.txt",
+            "--format",
+            "urls",
+        ]
+    )
+    assert (code, out) == (0, "https://example.com/a1\nhttps://example.com/b1\n"), err
+
+
+# -- a local index is followed (issue #11 §7) ------------------------------------------
+
+INDEX = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+    "<sitemap><loc>{}</loc></sitemap>\n<sitemap><loc>{}</loc></sitemap>\n</sitemapindex>\n"
+)
+URLSET = (
+    '<?xml version="1.0" encoding="UTF-8"?>\n'
+    '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+    "<url><loc>{}</loc></url></urlset>\n"
+)
+
+
+def test_a_local_index_reads_children_beside_it_else_fetches_them(tmp_path: Path) -> None:
+    with Site() as site:
+        site["/remote.xml"] = URLSET.format("https://example.com/r1").encode()
+        pub = tmp_path / "public"
+        pub.mkdir()
+        (pub / "sitemap_index.xml").write_text(
+            INDEX.format("https://example.com/local.xml", site.url("/remote.xml"))
+        )
+        (pub / "local.xml").write_text(URLSET.format("https://example.com/l1"))
+        args = ["read", str(pub / "sitemap_index.xml"), "--format", "urls", "--published-at"]
+        args.append("https://example.com/sitemap_index.xml")
+        code, out, err = cli(args)
+        assert (code, out) == (0, "https://example.com/l1\nhttps://example.com/r1\n"), err
+        assert site.count("/remote.xml") == 1
+        # --offline reads the local child only and says what it did not fetch
+        code, out, err = cli([*args, "--offline"])
+        assert (code, out) == (1, "https://example.com/l1\n")
+        assert "not fetched (--offline)" in err and site.url("/remote.xml") in err
+        assert site.count("/remote.xml") == 1
+
+
+def test_a_local_index_listing_itself_is_flagged_not_fetched(tmp_path: Path) -> None:
+    with Site() as site:
+        index = tmp_path / "sitemap_index.xml"
+        me = site.url("/sitemap_index.xml")
+        index.write_text(INDEX.format(me, site.url("/a.xml")))
+        (tmp_path / "a.xml").write_text(URLSET.format("https://example.com/a1"))
+        code, out, err = cli(["read", str(index), "--published-at", me, "--format", "urls"])
+        assert site.requests == 0  # neither itself nor anything else was fetched
+    assert (code, out) == (1, "https://example.com/a1\n")
+    assert "SM506" in err and "itself" in err
+
+
+def test_a_cycle_of_local_indexes_is_exit_1_not_3(tmp_path: Path) -> None:
+    base = "https://example.com/"
+    for name, child in (("a.xml", "b.xml"), ("b.xml", "c.xml"), ("c.xml", "a.xml")):
+        (tmp_path / name).write_text(INDEX.format(base + child, base + "leaf.xml"))
+    (tmp_path / "leaf.xml").write_text(URLSET.format(base + "p"))
+    code, out, err = cli(
+        ["read", str(tmp_path / "a.xml"), "--published-at", base + "a.xml", "--format", "urls"]
+    )
+    assert (code, out) == (1, base + "p\n")
+    assert err.count("SM506") == 1
+
+
+def test_a_child_missing_locally_without_a_published_url_is_fetched_by_name(
+    tmp_path: Path,
+) -> None:
+    # without --published-at the index's URL is unknown: the file of the child's name
+    (tmp_path / "index.xml").write_text(
+        INDEX.format("https://example.com/x/one.xml", "https://example.com/y/two.xml")
+    )
+    (tmp_path / "one.xml").write_text(URLSET.format("https://example.com/1"))
+    (tmp_path / "two.xml").write_text(URLSET.format("https://example.com/2"))
+    code, out, _ = cli(["read", str(tmp_path / "index.xml"), "--format", "urls"])
+    assert (code, out) == (0, "https://example.com/1\nhttps://example.com/2\n")
+
+
+# -- exit codes tell the truth (issue #11 §5) ------------------------------------------
+
+
+def test_nothing_listening_is_a_finding_and_exit_3() -> None:
+    code, out, err = cli(["read", "http://127.0.0.1:9/"])
+    assert (code, out) == (3, "")
+    assert "SM012" in err and "No sitemap found" in err and "robots.txt" in err
+
+
+def test_a_site_with_nothing_says_what_it_tried(tmp_path: Path) -> None:
+    with Site() as site:
+        site.static(tmp_path)
+        code, out, err = cli(["read", site.url("/")])
+    assert (code, out) == (3, "")
+    assert f"{site.url('/robots.txt')} HTTP 404" in err
+    for path in ("/sitemap.xml", "/sitemap_index.xml", "/wp-sitemap.xml"):
+        assert f"{site.url(path)} HTTP 404" in err
+
+
+def test_a_cycle_over_http_is_exit_1(tmp_path: Path) -> None:
+    with Site() as site:
+        u = site.url
+        site["/robots.txt"] = f"Sitemap: {u('/a.xml')}\n".encode()
+        site["/a.xml"] = INDEX.format(u("/b.xml"), u("/leaf.xml")).encode()
+        site["/b.xml"] = INDEX.format(u("/c.xml"), u("/a.xml")).encode()
+        site["/c.xml"] = INDEX.format(u("/a.xml"), u("/b.xml")).encode()
+        site["/leaf.xml"] = URLSET.format("https://example.com/p").encode()
+        code, out, err = cli(["read", u("/"), "--format", "urls"])
+        assert all(site.count(p) == 1 for p in ("/a.xml", "/b.xml", "/c.xml", "/leaf.xml"))
+    assert (code, out) == (1, "https://example.com/p\n")
+    assert "SM506" in err
+
+
+def test_a_robots_url_with_no_follow_lists_and_fetches_nothing_else() -> None:
+    with Site() as site:
+        site["/robots.txt"] = f"Sitemap: {site.url('/s.xml')}\nSitemap: /t.xml\n".encode()
+        code, out, _ = cli(["read", site.url("/robots.txt"), "--no-follow", "--format", "urls"])
+        assert site.paths() == set() and site.count("/robots.txt") == 1
+    assert (code, out) == (0, f"{site.url('/s.xml')}\n{site.url('/t.xml')}\n")

@@ -126,7 +126,11 @@ def test_robots_findings_are_kept() -> None:
     robots(flow, b"Sitemap: /relative.xml\nSite-map: https://example.com/a.xml\n")
     assert flow.tree.robots is not None
     assert [f.rule for f in flow.tree.robots.findings] == ["RB003", "RB008"]
-    assert one(flow).url == "https://example.com/a.xml"
+    # the relative value is resolved against the robots.txt URL (issue #11)
+    assert [r.url for r in flow.next_requests()] == [
+        "https://example.com/relative.xml",
+        "https://example.com/a.xml",
+    ]
 
 
 def test_index_listing_itself_is_sm506_and_not_refetched() -> None:

@@ -92,19 +92,33 @@ def _jsonl(r: Url | SitemapRef, tail: str) -> str:
 @click.option("--no-follow", is_flag=True, help="List an index's sitemaps instead of reading them.")
 @click.option("--published-at", metavar="URL", help="The URL of a local file (for relative locs).")
 @click.option("--strict", is_flag=True, help="Stop at the first problem.")
+@click.option(
+    "--offline", is_flag=True, help="Read local files only: children not beside an index are noted."
+)
 def read_cmd(
-    target: str, fmt: str, no_follow: bool, published_at: str | None, strict: bool
+    target: str,
+    fmt: str,
+    no_follow: bool,
+    published_at: str | None,
+    strict: bool,
+    offline: bool,
 ) -> None:
-    """Print the entries of TARGET: a sitemap file (- for stdin), a sitemap URL, or a site.
+    """Print the entries of TARGET: a sitemap file (- for stdin), a robots.txt, a sitemap
+    URL, or a site.
+
+    An index's or robots.txt's sitemaps are read (a local one's from the files beside it,
+    else fetched) unless --no-follow lists them.
 
     \b
     Examples:
       sitemapkit read sitemap.xml.gz --format urls
       sitemapkit read https://example.com/ --format jsonl > urls.jsonl
-      sitemapkit read public/sitemap.xml --published-at https://example.com/sitemap.xml
+      sitemapkit read public/sitemap_index.xml --published-at https://example.com/sitemap_index.xml
+      sitemapkit read robots.txt --published-at https://example.com/robots.txt --no-follow
 
     Exit codes: 0 read fully; 1 read with problems (findings on stderr, everything
-    recoverable printed); 3 nothing could be read.
+    recoverable printed; a cycle of indexes is one); 3 nothing could be read (nothing
+    found: the finding says what was tried).
     """
     report = ReadReport()
     out = sys.stdout.buffer
@@ -125,6 +139,7 @@ def read_cmd(
                 published_at=published_at,
                 follow=not no_follow,
                 strict=strict,
+                offline=offline,
                 report=report,
             )
         )
@@ -141,10 +156,28 @@ def read_cmd(
         _print_findings(report)
         raise Exit(EXIT_INPUT if seen else EXIT_UNREADABLE, exc) from None
     _print_findings(report)
-    # SM012 (a sitemap could not be fetched) is a warning in the catalogue, and so are
-    # some reasons to skip an entry; for reading, both mean entries are missing.
-    if report.errors or report.dropped or any(f.rule == "SM012" for f in report.findings):
-        raise Exit(EXIT_INPUT if seen else EXIT_UNREADABLE)
+    status = exit_status(report, seen)
+    if status:
+        raise Exit(status)
+
+
+#: Findings about how documents link (a cycle, a child listed twice): every document was
+#: read, so they never make a read "unreadable" (exit 3).
+_LINKS = frozenset(["SM506", "SM507"])
+
+
+def exit_status(report: ReadReport, seen: int) -> int:
+    """The exit status of a read that yielded ``seen`` records: 0 read fully; 1 something
+    dropped, not read whole or not fetched (errors, dropped entries, SM012); 3 nothing
+    could be read (no record, and a failure to read or find one that is not a cycle)."""
+    # SM012 (a sitemap could not be fetched, or none was found) is a warning in the
+    # catalogue; for reading, it means entries are missing.
+    lost = [f for f in report.findings if f.severity == "error" or f.rule == "SM012"]
+    if not (lost or report.dropped):
+        return 0
+    if seen or report.dropped or all(f.rule in _LINKS for f in lost):
+        return EXIT_INPUT
+    return EXIT_UNREADABLE
 
 
 def _print_tree(report: ReadReport, seen: int) -> None:
@@ -176,4 +209,4 @@ def _print_findings(report: ReadReport) -> None:
         click.echo(f"sitemapkit: {f}", err=True)
 
 
-__all__ = ["emit", "read_cmd"]
+__all__ = ["emit", "exit_status", "read_cmd"]

@@ -241,6 +241,48 @@ class SitemapTree:
         """The sitemaps listed by the index (or robots.txt) at ``url``."""
         return [s for s in self.sitemaps if s.parent == url]
 
+    def nothing_found(self) -> Finding | None:
+        """When the crawl found no sitemap at all: a finding (SM012) that says what was
+        tried (robots.txt and its status, each probed path and its status); else
+        ``None``. A sitemap that was found has its own status and findings (SM012 when it
+        could not be fetched), so it is not repeated here.
+
+        >>> tree = SitemapTree("https://example.com/")
+        >>> tree.robots = RobotsStatus("https://example.com/robots.txt",
+        ...     "https://example.com/robots.txt", 404, (), (), 0.0, None)
+        >>> tree.probes.append(ProbeStatus("https://example.com/sitemap.xml",
+        ...     "https://example.com/sitemap.xml", 404, None))
+        >>> print(tree.nothing_found().message)  # doctest: +NORMALIZE_WHITESPACE
+        No sitemap found for https://example.com/: https://example.com/robots.txt HTTP 404;
+        https://example.com/sitemap.xml HTTP 404
+        """
+        if self.sitemaps:
+            return None
+        tried: list[str] = []
+        robots = self.robots
+        if robots is not None:
+            answer = _answer(robots.status, robots.error)
+            if robots.status is not None and 200 <= robots.status < 300:
+                lines = len(robots.sitemaps)
+                answer += f" ({lines} Sitemap: lines)" if lines else " (no Sitemap: line)"
+            elif robots.status is None and not self.probes:
+                answer += " (the host did not answer: no known path was probed)"
+            tried.append(f"{robots.url} {answer}")
+        tried.extend(f"{p.url} {_answer(p.status, p.error)}" for p in self.probes)
+        tried.extend(f"{s.url} not followed: {s.reason}" for s in self.skipped)
+        return Finding(
+            "SM012",
+            "warning",
+            f"No sitemap found for {self.target}: " + ("; ".join(tried) or "nothing was tried"),
+            self.target,
+        )
+
+
+def _answer(status: int | None, error: SitemapError | None) -> str:
+    if error is not None and (status is None or 200 <= status < 300):
+        return error.message
+    return f"HTTP {status}"
+
 
 def visit_key(url: str) -> str:
     """The identity of a URL in the visited set: scheme and host lower case, default port
@@ -377,8 +419,13 @@ class DiscoveryFlow:
         self._probes: deque[str] = deque()
         self._robots_sitemaps: tuple[str, ...] = ()
         self._probe_paths = tuple(probe_paths)
+        #: A robots.txt target read with ``follow=False``: its sitemaps, listed not read.
+        self.listed: tuple[SitemapRef, ...] = ()
+        self._list_robots = False
+        self._listed_any = False
         path = urlsplit(target).path
         if path.lower().endswith("/robots.txt"):
+            self._list_robots = not follow
             self._probe_base = urljoin(target, "/")
             self._claim(FetchRequest(target, "robots"), None)
         elif path.endswith("/") or not path:
@@ -429,6 +476,14 @@ class DiscoveryFlow:
             self._outstanding.add(req)
             out.append(req)
         return out
+
+    def nothing_found(self) -> Finding | None:
+        """Once the crawl is over: the finding that says nothing was found and what was
+        tried (:meth:`SitemapTree.nothing_found`), or ``None`` when a sitemap was read or
+        a robots.txt target listed some."""
+        if not self.done or self._listed_any:
+            return None
+        return self.tree.nothing_found()
 
     # -- what the runner reports --------------------------------------------------------
 
@@ -588,10 +643,17 @@ class DiscoveryFlow:
         self.tree.robots = RobotsStatus(
             req.url, response.final_url, status, sitemaps, findings, response.elapsed, error
         )
+        if self._list_robots:
+            # The target is this robots.txt: its sitemaps are its entries (not followed).
+            self.listed = tuple(SitemapRef(url) for url in sitemaps)
+            self._listed_any = bool(sitemaps)
+            return
         for url in sitemaps:
             self._enqueue(url, req, node, "robots")
-        if not sitemaps:
+        if not sitemaps and (status is not None or error is None):
             # RFC 9309 §2.3.1.3: 4xx means "unavailable": no rules, and no Sitemap: lines.
+            # A host that gave no answer at all is not probed: every probe would wait for
+            # the same silence (and its retries).
             self._probes.extend(urljoin(self._probe_base, p) for p in self._probe_paths)
             self._next_probe()
 
@@ -633,11 +695,12 @@ class DiscoveryFlow:
                 )
             )
         if response.kind == "sitemapindex" and node.parent is not None and node.parent.is_index:
-            # sitemaps.org: an index lists sitemaps; Google reads no nested index.
+            # sitemaps.org: an index lists sitemaps; Google reads no nested index. It was
+            # read all the same: for a reader, a warning (issue #11: kept, reported).
             findings.append(
                 Finding(
                     "SM502",
-                    "error",
+                    "warning",
                     f"This index is listed by the index {req.parent!r}; nested indexes are "
                     "not read by Google. List its sitemaps in the top index",
                     req.url,

@@ -129,6 +129,10 @@ class Runner:
                     if task is not waiter:
                         tasks.discard(task)
                         task.result()  # a bug in _fetch: let it out
+            report = self.opts.report
+            nothing = flow.nothing_found()
+            if report is not None and nothing is not None:
+                report.findings.append(nothing)
         finally:
             if waiter is not None:
                 waiter.cancel()
@@ -222,6 +226,9 @@ class Runner:
                 from_cache=state.from_cache,
             )
         )
+        if self.flow.listed and self.out is not None:
+            await self.out.put((req.url, self.flow.listed))
+            self.flow.listed = ()
         report = self.opts.report
         if report is not None:
             if req.purpose == "robots" and tree.robots is not None:
