@@ -3,15 +3,18 @@
 Each row of ``cases.tsv`` in the ``robots`` and ``site`` classes, and every row whose
 expected exit code is 3 (nothing read), is read with ``sitemapkit read`` in-process as
 check.py does it; its records' kind, count, first and last loc, its exit code and the
-field checks of its note are asserted. The site rows are read from the files beside
-their entry. The documents of the exit-3 rows are also fed to the incremental parser
-byte by byte and split at random offsets: the same records, findings and stop as whole.
-(robots.txt is read whole, at most 500 KiB: it has no incremental reader to split.)
+field checks of its note are asserted. The site rows are read twice: from the files
+beside their entry, and over HTTP from tests/site.py's server with the site's origin
+rewritten to the server's (in document order however the fetches overlap). The
+documents of the exit-3 rows are also fed to the incremental parser byte by byte and
+split at random offsets: the same records, findings and stop as whole. (A robots.txt is
+read whole, at most 500 KiB: it has no incremental reader to split.)
 """
 
 from __future__ import annotations
 
 import csv
+import gzip
 import importlib.util
 import json
 import random
@@ -24,6 +27,7 @@ from sitemapkit.core.parse import SitemapParser
 from sitemapkit.errors import SitemapError
 
 from .conftest import cli_bytes
+from .site import Reply, Site
 
 CORPUS = Path(__file__).parent / "corpus"
 _spec = importlib.util.spec_from_file_location("corpus_check", CORPUS / "check.py")
@@ -48,6 +52,7 @@ HELD = [
     for r in ROWS
     if (_cls(r) in ("robots", "site") or r["exit"] == "3") and r["id"] not in OTHER_PARTS
 ]
+SITES = [r for r in HELD if _cls(r) == "site"]
 NOTHING = [r for r in HELD if r["exit"] == "3" and r["file"].startswith("files/")]
 
 
@@ -89,6 +94,29 @@ def test_row_read_from_its_files(row: dict[str, str]) -> None:
     if row["served_url"]:
         args += ["--published-at", row["served_url"]]
     _assert_row(row, *_read(args, row))
+
+
+def _serve(site: Site, folder: Path, origin: str) -> None:
+    for path in folder.rglob("*"):
+        if not path.is_file():
+            continue
+        body = path.read_bytes()
+        gz = body[:2] == b"\x1f\x8b"
+        if gz:
+            body = gzip.decompress(body)
+        body = body.replace(origin.encode(), site.base.encode())
+        if gz:
+            body = gzip.compress(body, mtime=0)
+        site["/" + path.relative_to(folder).as_posix()] = Reply(body=body)
+
+
+@pytest.mark.parametrize("row", SITES, ids=[r["id"] for r in SITES])
+def test_site_row_read_over_http(row: dict[str, str]) -> None:
+    origin = "/".join(row["served_url"].split("/", 3)[:3])
+    with Site() as site:
+        _serve(site, CORPUS / "sites" / Path(row["file"]).parts[1], origin)
+        moved = {k: v.replace(origin, site.base) for k, v in row.items()}
+        _assert_row(moved, *_read([moved["served_url"]], moved))
 
 
 def _parse(data: bytes, pieces: list[int]) -> tuple[list[str], list[tuple[str, int | None]], str]:

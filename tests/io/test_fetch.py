@@ -760,3 +760,19 @@ def test_fetch_keywords_are_the_fields_of_fetch_options() -> None:
     assert FetchOptions().parser_workers >= 0
     with pytest.raises(ValueError, match="workers must not be negative"):
         FetchOptions(workers=-1)
+
+
+@pytest.mark.parametrize("slow", ["/a.xml", "/n/c.xml", "/n.xml"])
+def test_records_come_in_document_order_however_fetches_overlap(site: Site, slow: str) -> None:
+    # index -> [a, n (an index) -> [c, d], b]: depth-first, in listing order
+    site["/index.xml"] = index(site.url("/a.xml"), site.url("/n.xml"), site.url("/b.xml"))
+    site["/n.xml"] = index(site.url("/n/c.xml"), site.url("/n/d.xml"))
+    for name in ("a", "n/c", "n/d", "b"):
+        site[f"/{name}.xml"] = urlset(*(f"https://example.com/{name}/{i}" for i in range(3)))
+    body = site.routes[slow]
+    assert isinstance(body, Reply)
+    site[slow] = Reply(body=body.body, delay=0.3)  # finishes last, yet comes in its place
+    pairs, _ = crawl(site.url("/index.xml"), concurrency=4)
+    assert [loc for loc, _ in pairs] == [
+        f"https://example.com/{name}/{i}" for name in ("a", "n/c", "n/d", "b") for i in range(3)
+    ]
