@@ -319,3 +319,121 @@ def test_a_robots_url_with_no_follow_lists_and_fetches_nothing_else() -> None:
         code, out, _ = cli(["read", site.url("/robots.txt"), "--no-follow", "--format", "urls"])
         assert site.paths() == set() and site.count("/robots.txt") == 1
     assert (code, out) == (0, f"{site.url('/s.xml')}\n{site.url('/t.xml')}\n")
+
+
+# -- every format of read that write accepts round-trips (issue #11 §6) ---------------
+
+RICH = (
+    b'<?xml version="1.0" encoding="UTF-8"?>\n'
+    b'<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+    b' xmlns:news="http://www.google.com/schemas/sitemap-news/0.9"'
+    b' xmlns:video="http://www.google.com/schemas/sitemap-video/1.1">\n'
+    b"<url><loc>https://example.com/a</loc><lastmod>2024-05-01</lastmod>"
+    b"<priority>0.5</priority><news:news><news:publication><news:name>N</news:name>"
+    b"<news:language>en</news:language></news:publication>"
+    b"<news:publication_date>2024-05-01</news:publication_date><news:title>T</news:title>"
+    b"</news:news><video:video><video:thumbnail_loc>https://example.com/t.jpg"
+    b"</video:thumbnail_loc><video:title>V</video:title><video:description>D"
+    b"</video:description><video:content_loc>https://example.com/v.mp4</video:content_loc>"
+    b"<video:duration>30</video:duration><video:family_friendly>no</video:family_friendly>"
+    b"<video:tag>x</video:tag><video:tag>y</video:tag>"
+    b'<video:restriction relationship="deny">US GB</video:restriction></video:video></url>\n'
+    b"<url><loc>https://example.com/b</loc></url>\n"
+    b"</urlset>\n"
+)
+
+
+def _records(path: Path) -> list[dict[str, object]]:
+    _, out, _ = cli_bytes(["read", str(path)])
+    rows = [json.loads(line) for line in out.splitlines()]
+    for r in rows:
+        del r["source"]
+    return rows
+
+
+@pytest.mark.parametrize(("fmt", "name"), [("jsonl", "in.jsonl"), ("csv", "in.csv")])
+def test_read_output_written_again_gives_the_same_records(
+    tmp_path: Path, fmt: str, name: str
+) -> None:
+    src = tmp_path / "rich.xml"
+    src.write_bytes(RICH)
+    code, out, _ = cli_bytes(["read", str(src), "--format", fmt])
+    assert code == 0
+    (tmp_path / name).write_bytes(out)
+    code, _, err = cli(
+        [
+            "write",
+            str(tmp_path / name),
+            "-o",
+            str(tmp_path / fmt),
+            "--base-url",
+            "https://example.com/",
+        ]
+    )
+    assert code == 0, err
+    again = _records(tmp_path / fmt / "sitemap.xml")
+    assert again == _records(src)
+    assert again[0]["news"] and again[0]["videos"]  # nothing lost on the way
+
+
+def test_csv_keeps_news_and_video_fields_and_write_skips_index_rows(tmp_path: Path) -> None:
+    src = tmp_path / "rich.xml"
+    src.write_bytes(RICH)
+    _, out, _ = cli_bytes(["read", str(src), "--format", "csv"])
+    row = next(csv.DictReader(io.StringIO(out.decode())))
+    assert (row["news_language"], row["video_title"], row["video_tags"]) == ("en", "V", "x,y")
+    assert (row["video_family_friendly"], row["video_restriction_deny"]) == ("no", "US GB")
+    index = tmp_path / "index.xml"
+    index.write_text(INDEX.format("https://example.com/s1.xml", "https://example.com/s2.xml"))
+    code, listing, _ = cli_bytes(["read", str(index), "--format", "csv", "--no-follow"])
+    rows = list(csv.DictReader(io.StringIO(listing.decode())))
+    assert code == 0 and [r["kind"] for r in rows] == ["sitemap", "sitemap"]
+    # index entries among the rows are not pages: write skips them
+    (tmp_path / "both.csv").write_bytes(out + listing.split(b"\n", 1)[1])
+    code, _, err = cli(
+        [
+            "write",
+            str(tmp_path / "both.csv"),
+            "-o",
+            str(tmp_path / "w"),
+            "--base-url",
+            "https://example.com/",
+        ]
+    )
+    assert code == 0, err
+    assert [r["loc"] for r in _records(tmp_path / "w" / "sitemap.xml")] == [
+        "https://example.com/a",
+        "https://example.com/b",
+    ]
+
+
+def test_several_targets_and_a_folder_in_the_order_given(tmp_path: Path) -> None:
+    (tmp_path / "one.txt").write_text("https://example.com/1\n")
+    folder = tmp_path / "site"
+    folder.mkdir()
+    (folder / "sitemap.xml").write_text(URLSET.format("https://example.com/f"))
+    (tmp_path / "two.xml").write_text(URLSET.format("/2"))
+    code, out, err = cli(
+        [
+            "read",
+            str(tmp_path / "one.txt"),
+            str(folder),
+            str(tmp_path / "two.xml"),
+            "--format",
+            "urls",
+            "--published-at",
+            "https://example.com/one.txt",
+            "--published-at",
+            "https://example.com/",
+            "--published-at",
+            "https://example.com/two.xml",
+        ]
+    )
+    assert (code, out) == (
+        0,
+        "https://example.com/1\nhttps://example.com/f\nhttps://example.com/2\n",
+    ), err
+    code, _, err = cli(
+        ["read", str(tmp_path / "one.txt"), str(folder), "--published-at", "https://example.com/"]
+    )
+    assert code == 2 and "one per local target" in err
