@@ -149,17 +149,14 @@ def _robots_batch(
     report.sitemaps.append(where)
     report.findings.extend(parsed.findings)
     if not parsed.sitemaps:
-        html = data.lstrip()[:1] == b"<"
+        markup = data.lstrip()[:1] == b"<"
+        why = (
+            "it starts with '<': an HTML or XML page, not a robots.txt"
+            if markup
+            else "the robots.txt has no Sitemap: line"
+        )
         report.findings.append(
-            Finding(
-                "SM012",
-                "warning",
-                "No sitemap found: "
-                + ("this is an HTML page, not a robots.txt" if html else "the robots.txt ")
-                + ("" if html else "has no Sitemap: line")
-                + "; nothing was read",
-                where,
-            )
+            Finding("SM012", "warning", f"No sitemap found: {why}; nothing was read", where)
         )
         return
     yield where, [trusted_ref(u) for u in parsed.sitemaps]
