@@ -39,6 +39,7 @@ __all__ = [
     "read",
     "read_batches",
     "read_file",
+    "read_targets",
 ]
 
 _URL: re.Pattern[str] = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
@@ -209,21 +210,36 @@ def read_batches(
     ``offline`` reads local files only: children that are not beside their index are
     reported (SM012), not fetched.
     """
+    yield from read_targets(
+        [(target, published_at)], follow=follow, strict=strict, offline=offline, report=report
+    )
+
+
+def read_targets(
+    targets: Sequence[tuple[str, str | None]],
+    *,
+    follow: bool = True,
+    strict: bool = False,
+    offline: bool = False,
+    report: ReadReport | None = None,
+) -> Iterator[tuple[str, Sequence[Url | SitemapRef]]]:
+    """:func:`read_batches` of several ``(target, published_at)`` pairs, in the order
+    given; a local document is read once, however many of the targets lead to it."""
     rep = report if report is not None else ReadReport()
-    if _URL.match(target) and not Path(target).exists():
-        if offline:
-            raise InputError(
-                f"{target!r} is a URL and --offline reads local files only",
-                where=target,
-                hint="leave out --offline to fetch it",
-            )
-        yield from _url_batches(target, follow=follow, strict=strict, report=rep)
-        return
     walk = _LocalWalk(follow=follow, strict=strict, offline=offline, report=rep)
-    if target != "-" and Path(target).is_dir():
-        yield from walk.folder(Path(target), published_at)
-        return
-    yield from walk.document(target, published_at, ())
+    for target, published_at in targets:
+        if _URL.match(target) and not Path(target).exists():
+            if offline:
+                raise InputError(
+                    f"{target!r} is a URL and --offline reads local files only",
+                    where=target,
+                    hint="leave out --offline to fetch it",
+                )
+            yield from _url_batches(target, follow=follow, strict=strict, report=rep)
+        elif target != "-" and Path(target).is_dir():
+            yield from walk.folder(Path(target), published_at)
+        elif target == "-" or "file:" + _resolved(target) not in walk.done:
+            yield from walk.document(target, published_at, ())
 
 
 #: The files of a folder read as sitemaps (a robots.txt in it is its entry instead).

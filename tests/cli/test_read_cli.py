@@ -437,3 +437,15 @@ def test_several_targets_and_a_folder_in_the_order_given(tmp_path: Path) -> None
         ["read", str(tmp_path / "one.txt"), str(folder), "--published-at", "https://example.com/"]
     )
     assert code == 2 and "one per local target" in err
+
+
+def test_a_document_reached_by_two_targets_is_read_once(tmp_path: Path) -> None:
+    (tmp_path / "index.xml").write_text(
+        INDEX.format("https://example.com/a.xml", "https://example.com/b.xml")
+    )
+    for name in "ab":
+        (tmp_path / f"{name}.xml").write_text(URLSET.format(f"https://example.com/{name}"))
+    code, out, err = cli(
+        ["read", str(tmp_path / "index.xml"), str(tmp_path / "a.xml"), "--format", "urls"]
+    )
+    assert (code, out) == (0, "https://example.com/a\nhttps://example.com/b\n"), err

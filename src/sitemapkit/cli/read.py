@@ -14,7 +14,7 @@ import click
 
 from .. import ReadReport, SitemapError, SitemapRef, Url
 from ..io.sources.record import CSV_COLUMNS
-from ..reader import read_batches
+from ..reader import read_targets
 from .status import EXIT_INPUT, EXIT_UNREADABLE, Exit
 
 _FLUSH = 1 << 20
@@ -193,16 +193,7 @@ def read_cmd(
 
     try:
         records = counted(
-            batch
-            for target, url in pairs
-            for batch in read_batches(
-                target,
-                published_at=url,
-                follow=not no_follow,
-                strict=strict,
-                offline=offline,
-                report=report,
-            )
+            read_targets(pairs, follow=not no_follow, strict=strict, offline=offline, report=report)
         )
         if fmt == "tree":
             for _ in records:
