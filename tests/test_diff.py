@@ -391,3 +391,11 @@ def test_an_error_in_the_second_process_keeps_its_details(
         changes(index, new, parallel=True, parallel_bytes=0)
     assert info.value.where == str(index) and info.value.hint
     assert always_parallel == [str(index)]
+
+
+def test_a_site_with_nothing_found_stops_the_diff(served: tuple[str, Path], tmp_path: Path) -> None:
+    url, _ = served  # an empty site: robots.txt and every known path answer 404
+    local = write(tmp_path / "local.xml", [sk.Url(BASE + "a")])
+    with pytest.raises(sk.FetchError, match="not read completely") as info:
+        changes(local, url)
+    assert "No sitemap found" in str(info.value)

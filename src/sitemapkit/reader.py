@@ -1,8 +1,16 @@
 """Reading sitemaps: files, standard input and (through ``io.fetch``) URLs and sites.
 
 ``read()`` yields records (:class:`~sitemapkit.Url` for pages, :class:`~sitemapkit.SitemapRef`
-for index entries when children are not followed) with the sitemap they came from;
-findings are collected on the :class:`ReadReport` passed in, or dropped.
+for index and robots.txt entries when children are not followed) with the sitemap they
+came from; findings are collected on the :class:`ReadReport` passed in, or dropped.
+
+A local robots.txt (recognised by its name, its ``published_at`` URL or its content) lists
+sitemaps, read with the one robots.txt parser (:mod:`sitemapkit.core.robots`). The
+children of a local index or robots.txt are read depth-first in listing order: from the
+file beside it when there is one (the rule of ``validate``: the child's URL under the
+index's directory URL, or, when the index's URL is unknown, the file of the same name, the
+rule of ``write``), else fetched, unless ``offline``. A document already read is not read
+again; one that leads back to itself is a cycle (SM506).
 """
 
 from __future__ import annotations
@@ -13,9 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, Unpack
 
-from .core.finding import Finding
-from .core.model import SitemapRef, Url
+from .core.finding import Finding, Severity
+from .core.model import SitemapRef, Url, trusted_ref
 from .core.parse import DEFAULT_MAX_BYTES, SitemapParser, parse_bytes
+from .core.robots import MAX_ROBOTS_BYTES, is_robots_name, looks_like_robots, parse_robots
 from .errors import InputError
 from .io.files import open_input
 
@@ -30,6 +39,7 @@ __all__ = [
     "read",
     "read_batches",
     "read_file",
+    "read_targets",
 ]
 
 _URL: re.Pattern[str] = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
@@ -98,13 +108,20 @@ def _file_batches(
         stream = open_input(path)
     except OSError as exc:
         raise InputError(f"cannot open {where!r}: {exc.strerror}", where=where) from None
+    rep = report if report is not None else ReadReport()
+    head = stream.peek(8192)[:8192] if hasattr(stream, "peek") else b""
+    named = is_robots_name(path) or (published_at is not None and is_robots_name(published_at))
+    if named or (head[:1] not in (b"<", b"\x1f") and looks_like_robots(head)):
+        with stream:
+            data = stream.read(MAX_ROBOTS_BYTES + 1)
+        yield from _robots_batch(data, where, published_at, rep)
+        return
     parser = SitemapParser(
         source=where,
         base_url=published_at,
         strict=strict,
         max_bytes=DEFAULT_MAX_BYTES if max_bytes is None else max_bytes,
     )
-    rep = report if report is not None else ReadReport()
     rep.sitemaps.append(where)
     kept = 0
     with stream:
@@ -123,22 +140,49 @@ def _file_batches(
             rep.dropped += max(0, parser.entries - kept)
 
 
+def _robots_batch(
+    data: bytes, where: str, url: str | None, report: ReadReport
+) -> Iterator[tuple[str, Sequence[Url | SitemapRef]]]:
+    """The sitemaps a local robots.txt lists, as one batch of ``SitemapRef``."""
+    parsed = parse_robots(
+        data[:MAX_ROBOTS_BYTES], url, truncated=len(data) > MAX_ROBOTS_BYTES, where=where
+    )
+    report.sitemaps.append(where)
+    report.findings.extend(parsed.findings)
+    if not parsed.sitemaps:
+        markup = data.lstrip()[:1] == b"<"
+        why = (
+            "it starts with '<': an HTML or XML page, not a robots.txt"
+            if markup
+            else "the robots.txt has no Sitemap: line"
+        )
+        report.findings.append(
+            Finding("SM012", "warning", f"No sitemap found: {why}; nothing was read", where)
+        )
+        return
+    yield where, [trusted_ref(u) for u in parsed.sitemaps]
+
+
 class ReadKeywords(TypedDict, total=False):
     """The keywords of :func:`read`: those of :func:`read_batches` (a test keeps them the same)."""
 
     published_at: str | None
     follow: bool
     strict: bool
+    offline: bool
     report: ReadReport | None
 
 
 def read(target: str, **options: Unpack[ReadKeywords]) -> Iterator[SourcedRecord]:
-    """Stream the records of a sitemap file, a sitemap URL, a robots.txt URL or a site.
+    """Stream the records of a sitemap file, a robots.txt, a sitemap URL or a site.
 
     The keywords are :func:`read_batches`'s.
 
-    A local index's children are listed as ``SitemapRef`` records (they live at URLs);
-    URLs are fetched and followed through :mod:`sitemapkit.io.fetch`.
+    An index's (or robots.txt's) children are followed: a local one's from the files
+    beside it, else fetched; URLs are fetched and followed through
+    :mod:`sitemapkit.io.fetch`. With ``follow=False`` its entries are ``SitemapRef``
+    records. When nothing could be found or read, the report holds a finding that says
+    what was tried (SM012).
 
     >>> import tempfile, os
     >>> p = os.path.join(tempfile.mkdtemp(), "s.txt")
@@ -155,6 +199,7 @@ def read_batches(
     published_at: str | None = None,
     follow: bool = True,
     strict: bool = False,
+    offline: bool = False,
     report: ReadReport | None = None,
 ) -> Iterator[tuple[str, Sequence[Url | SitemapRef]]]:
     """:func:`read` by the batch: ``(source, records)`` pairs, in the same order.
@@ -162,19 +207,216 @@ def read_batches(
     Less overhead per record, for consumers of millions of them. A batch read by a
     parser process may be a lazy sequence that builds its ``Url`` objects only when
     they are read (it has a ``loc_text`` attribute: the locs joined by line breaks).
+    ``offline`` reads local files only: children that are not beside their index are
+    reported (SM012), not fetched.
     """
-    if _URL.match(target) and not Path(target).exists():
-        # Imported here: httpx and the runner are not needed to read files, so reading a
-        # file does not pay for importing them.
-        from .io.fetch import read_url_records
+    yield from read_targets(
+        [(target, published_at)], follow=follow, strict=strict, offline=offline, report=report
+    )
 
-        records = read_url_records(target, follow=follow, strict=strict, report=report)
-        with records:
-            yield from records.batches()
-        if report is not None:
-            report.tree = records.tree
-        return
-    yield from _file_batches(target, published_at=published_at, strict=strict, report=report)
+
+def read_targets(
+    targets: Sequence[tuple[str, str | None]],
+    *,
+    follow: bool = True,
+    strict: bool = False,
+    offline: bool = False,
+    report: ReadReport | None = None,
+) -> Iterator[tuple[str, Sequence[Url | SitemapRef]]]:
+    """:func:`read_batches` of several ``(target, published_at)`` pairs, in the order
+    given; a local document is read once, however many of the targets lead to it."""
+    rep = report if report is not None else ReadReport()
+    walk = _LocalWalk(follow=follow, strict=strict, offline=offline, report=rep)
+    for target, published_at in targets:
+        if _URL.match(target) and not Path(target).exists():
+            if offline:
+                raise InputError(
+                    f"{target!r} is a URL and --offline reads local files only",
+                    where=target,
+                    hint="leave out --offline to fetch it",
+                )
+            yield from _url_batches(target, follow=follow, strict=strict, report=rep)
+        elif target != "-" and Path(target).is_dir():
+            yield from walk.folder(Path(target), published_at)
+        elif target == "-" or "file:" + _resolved(target) not in walk.done:
+            yield from walk.document(target, published_at, ())
+
+
+#: The files of a folder read as sitemaps (a robots.txt in it is its entry instead).
+_SITEMAP_SUFFIXES = (".xml", ".xml.gz", ".txt", ".txt.gz")
+
+
+def _is_index(path: Path) -> bool:
+    """A cheap look at a file's start: does it open a ``<sitemapindex>``?"""
+    import zlib
+
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    if head[:2] == b"\x1f\x8b":
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 1 << 16)
+        except zlib.error:
+            return False
+    return b"<sitemapindex" in head[:4096] or b":sitemapindex" in head[:4096]
+
+
+def _url_batches(
+    target: str, *, follow: bool, strict: bool, report: ReadReport
+) -> Iterator[tuple[str, Sequence[Url | SitemapRef]]]:
+    # Imported here: httpx and the runner are not needed to read files, so reading a
+    # file does not pay for importing them.
+    from .io.fetch import read_url_records
+
+    records = read_url_records(target, follow=follow, strict=strict, report=report)
+    with records:
+        yield from records.batches()
+    report.tree = records.tree
+
+
+@dataclass(slots=True)
+class _LocalWalk:
+    """A local document and, when following, its children depth-first in listing order."""
+
+    follow: bool
+    strict: bool
+    offline: bool
+    report: ReadReport
+    #: visit keys of the documents read (their URL, or their resolved path)
+    done: set[str] = field(default_factory=set)
+
+    def document(
+        self, path: str, url: str | None, above: tuple[str, ...]
+    ) -> Iterator[tuple[str, Sequence[Url | SitemapRef]]]:
+        from .core.discovery import visit_key
+
+        keys = ("file:" + _resolved(path),) + ((visit_key(url),) if url is not None else ())
+        self.done.update(keys)
+        refs: list[SitemapRef] = []
+        for source, records in _file_batches(
+            path, published_at=url, strict=self.strict, report=self.report
+        ):
+            if self.follow and records and type(records[0]) is SitemapRef:
+                refs.extend(r for r in records if type(r) is SitemapRef)
+                records = [r for r in records if type(r) is not SitemapRef]
+                if not records:
+                    continue
+            yield source, records
+        if refs:
+            yield from self._children(path, url, refs, keys, (*above, *keys))
+
+    def folder(
+        self, folder: Path, url: str | None
+    ) -> Iterator[tuple[str, Sequence[Url | SitemapRef]]]:
+        """A build folder: its robots.txt, else every sitemap file in it, indexes first
+        (their children beside them are read through them, once), in name order."""
+        base = None if url is None else (url if url.endswith("/") else url + "/")
+        robots = folder / "robots.txt"
+        if robots.is_file():
+            yield from self.document(str(robots), _join(base, "robots.txt"), ())
+            return
+        files = sorted(
+            (p for p in folder.iterdir() if p.is_file() and p.name.endswith(_SITEMAP_SUFFIXES)),
+            key=lambda p: (not _is_index(p), p.name),
+        )
+        if not files:
+            self.report.findings.append(
+                Finding(
+                    "SM012",
+                    "warning",
+                    "No sitemap found: the folder holds no robots.txt and no sitemap file "
+                    "(*.xml, *.xml.gz, *.txt, *.txt.gz); nothing was read",
+                    str(folder),
+                )
+            )
+            return
+        for path in files:
+            if "file:" + _resolved(str(path)) not in self.done:
+                yield from self.document(str(path), _join(base, path.name), ())
+
+    def _children(
+        self,
+        path: str,
+        url: str | None,
+        refs: list[SitemapRef],
+        own: tuple[str, ...],
+        above: tuple[str, ...],
+    ) -> Iterator[tuple[str, Sequence[Url | SitemapRef]]]:
+        from .core.discovery import visit_key
+
+        where = "<stdin>" if path == "-" else path
+        listed: set[str] = set()
+        for ref in refs:
+            key = visit_key(ref.loc)
+            if key in listed:
+                self._finding(
+                    "SM507", "warning", f"It lists {ref.loc!r} twice; read once", where, ref
+                )
+                continue
+            listed.add(key)
+            local = "no local file (standard input)" if path == "-" else _beside(path, url, ref.loc)
+            keys = (key, "file:" + _resolved(local.path)) if isinstance(local, _Local) else (key,)
+            back = next((k for k in keys if k in above), None)
+            if back is not None:
+                what = "itself" if back in own else f"{ref.loc!r}, which leads back to it"
+                self._finding(
+                    "SM506", "error", f"It lists {what}: a cycle, not followed again", where, ref
+                )
+                continue
+            if any(k in self.done for k in keys):
+                continue  # read already, through another index
+            if isinstance(local, _Local):
+                yield from self.document(local.path, ref.loc, above)
+            elif self.offline:
+                self._finding(
+                    "SM012",
+                    "warning",
+                    f"{ref.loc!r} was not fetched (--offline): {local}",
+                    where,
+                    ref,
+                )
+            else:
+                self.done.add(key)
+                yield from _url_batches(
+                    ref.loc, follow=True, strict=self.strict, report=self.report
+                )
+
+    def _finding(
+        self, rule: str, severity: Severity, message: str, where: str, ref: SitemapRef
+    ) -> None:
+        self.report.findings.append(Finding(rule, severity, message, where, loc=ref.loc))
+
+
+@dataclass(frozen=True, slots=True)
+class _Local:
+    path: str
+
+
+def _join(base: str | None, name: str) -> str | None:
+    from urllib.parse import quote
+
+    return None if base is None else base + quote(name)
+
+
+def _resolved(path: str) -> str:
+    return path if path == "-" else str(Path(path).resolve())
+
+
+def _beside(index: str, url: str | None, child: str) -> _Local | str:
+    """The local file of ``child`` beside the index at ``index``, or why there is none.
+
+    With the index's URL known, the rule of ``validate`` (the child's URL under the
+    index's directory URL, at the same path below the index's folder); without it, the
+    rule of ``write`` (the file of the same name beside it).
+    """
+    if url is None:
+        from .io.sources.sitemap import local_child
+
+        name = local_child(index, child)
+        return _Local(name) if name is not None else "no file of its name beside the index"
+    from .validation.document import Doc, mirror
+
+    found = mirror(Doc(index, url, Path(index)), child)
+    return _Local(str(found)) if isinstance(found, Path) else found
 
 
 def loads(

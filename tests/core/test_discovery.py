@@ -126,7 +126,11 @@ def test_robots_findings_are_kept() -> None:
     robots(flow, b"Sitemap: /relative.xml\nSite-map: https://example.com/a.xml\n")
     assert flow.tree.robots is not None
     assert [f.rule for f in flow.tree.robots.findings] == ["RB003", "RB008"]
-    assert one(flow).url == "https://example.com/a.xml"
+    # the relative value is resolved against the robots.txt URL (issue #11)
+    assert [r.url for r in flow.next_requests()] == [
+        "https://example.com/relative.xml",
+        "https://example.com/a.xml",
+    ]
 
 
 def test_index_listing_itself_is_sm506_and_not_refetched() -> None:
@@ -312,3 +316,14 @@ def test_the_budgets_are_one_frozen_value() -> None:
     assert (flow.limits.max_depth, flow.limits.follow) == (0, False)
     with pytest.raises(dataclasses.FrozenInstanceError):
         flow.limits.max_depth = 3  # type: ignore[misc]
+
+
+def test_document_order_in_the_flow() -> None:
+    flow = DiscoveryFlow("https://example.com/index.xml")
+    (top,) = flow.next_requests()
+    flow.on_records(top, [SitemapRef(f"https://example.com/{n}.xml") for n in "abc"])
+    a, b, c = flow.next_requests()
+    assert [r.order for r in (top, a, b, c)] == [(), (1,), (2,), (3,)]
+    assert not flow.blocked(a.order) and flow.blocked(b.order) and flow.blocked(c.order)
+    flow.on_response(FetchResponse(a, a.url, 200, kind="urlset"))
+    assert not flow.blocked(b.order) and flow.blocked(c.order)

@@ -109,21 +109,41 @@ def test_comments_are_stripped_and_commented_records_ignored() -> None:
     assert [(f.rule, f.line) for f in result.findings] == [("RB007", 2)]
 
 
-def test_relative_and_schemeless_values_are_findings_not_urls() -> None:
-    text = (
-        "Sitemap: /sitemap.xml\nSitemap: www.example.com/sitemap.xml\nSitemap:\n"
-        "Sitemap: ftp://example.com/s.xml\n"
+def test_relative_values_are_resolved_with_a_warning() -> None:
+    text = "Sitemap: /sitemap.xml\nSitemap: news.xml\nSitemap: //cdn.example.net/s.xml\n"
+    result = parse_robots(text, "https://example.com/dir/robots.txt")
+    assert result.sitemaps == (
+        "https://example.com/sitemap.xml",
+        "https://example.com/dir/news.xml",
+        "https://cdn.example.net/s.xml",
     )
+    assert [(f.rule, f.severity, f.line) for f in result.findings] == [
+        ("RB003", "warning", 1),
+        ("RB003", "warning", 2),
+        ("RB003", "warning", 3),
+    ]
+    assert "'https://example.com/sitemap.xml'" in result.findings[0].message
+
+
+def test_schemeless_empty_and_other_scheme_values_are_dropped_as_errors() -> None:
+    text = "Sitemap: www.example.com/sitemap.xml\nSitemap:\nSitemap: ftp://example.com/s.xml\n"
     result = parse_robots(text, BASE)
     assert result.sitemaps == ()
     assert [(f.rule, f.severity, f.line) for f in result.findings] == [
         ("RB003", "error", 1),
         ("RB003", "error", 2),
         ("RB003", "error", 3),
-        ("RB003", "error", 4),
     ]
-    assert "'https://example.com/sitemap.xml'" in result.findings[0].message
+    assert "https://" in result.findings[0].message
     assert result.findings[0].where == BASE
+
+
+def test_relative_value_without_a_robots_url_is_dropped() -> None:
+    result = parse_robots("Sitemap: /s.xml\n", None, where="robots.txt")
+    assert result.sitemaps == ()
+    (f,) = result.findings
+    assert (f.rule, f.severity, f.where, f.line) == ("RB003", "error", "robots.txt", 1)
+    assert "--published-at" in f.message
 
 
 def test_iri_values_are_encoded_with_rb007() -> None:
@@ -221,3 +241,92 @@ def test_the_reader_and_the_editor_split_records_alike() -> None:
     read = parse_robots(text, "https://a.example/robots.txt").sitemaps
     edited = [s.value for s in robotsfile.sitemap_lines(text)]
     assert read[:1] == tuple(edited[:1]) == ("https://a.example/s.xml",)
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be", "utf-8"])
+def test_byte_order_marks_decide_the_encoding(codec: str) -> None:
+    text = "User-agent: *\r\nSitemap: https://example.com/s.xml\r\nSitemap: /t.xml\r\n"
+    data = "\ufeff".encode(codec) + text.encode(codec)
+    result = parse_robots(data, BASE)
+    assert result.sitemaps == ("https://example.com/s.xml", "https://example.com/t.xml")
+    assert [f.rule for f in result.findings] == ["RB003"]
+
+
+def test_invalid_utf8_bytes_are_percent_encoded_as_they_are() -> None:
+    data = b"Sitemap: https://example.com/caf\xe9.xml\nSitemap: https://example.com/s.xml\n"
+    result = parse_robots(data, BASE)
+    assert result.sitemaps == ("https://example.com/caf%E9.xml", "https://example.com/s.xml")
+    assert [f.rule for f in result.findings][:1] == ["RB010"]
+
+
+def test_scheme_and_host_are_normalised_and_duplicates_listed_once() -> None:
+    text = (
+        "Sitemap: HTTPS://WWW.Example.COM/Sitemap_Index.XML\n"
+        "Sitemap: https://www.example.com/Sitemap_Index.XML\n"
+        "Sitemap: /Sitemap_Index.XML\n"
+        "Sitemap: https://www.example.com/sitemap_index.xml\n"
+    )
+    result = parse_robots(text, "https://www.example.com/robots.txt")
+    # the path keeps its case: two sitemaps, the first position of each kept
+    assert result.sitemaps == (
+        "https://www.example.com/Sitemap_Index.XML",
+        "https://www.example.com/sitemap_index.xml",
+    )
+    assert [f.rule for f in result.findings] == ["RB003"]  # the relative one, nothing else
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Sitemap:\thttps://example.com/s.xml",
+        "\tSitemap\t:\thttps://example.com/s.xml\t",
+        "sitemap :https://example.com/s.xml",
+        "Sitemap: https://example.com/s.xml#comment",
+        "User-agent: *\rSitemap: https://example.com/s.xml\rDisallow: /",
+    ],
+)
+def test_tabs_spaces_glued_comments_and_cr_line_ends(text: str) -> None:
+    assert parse_robots(text, BASE).sitemaps == ("https://example.com/s.xml",)
+
+
+def test_robots_is_known_by_its_name() -> None:
+    from sitemapkit.core.robots import is_robots_name
+
+    assert is_robots_name("robots.txt") and is_robots_name("/srv/www/Robots.TXT")
+    assert is_robots_name("https://example.com/robots.txt")
+    assert not is_robots_name("https://example.com/robots.txt.xml")
+    assert not is_robots_name("sitemap.txt")
+
+
+@pytest.mark.parametrize(
+    ("head", "robots"),
+    [
+        (b"User-agent: *\nDisallow: /\n", True),
+        (b"\xef\xbb\xbf# comment\n\nsitemap:https://e.com/s.xml\n", True),
+        ("\ufeffDisallow: /x\n".encode("utf-16-le"), True),
+        (b"  Crawl-delay : 10\n", True),
+        (b"https://example.com/a\nhttps://example.com/b\n", False),
+        (b'<?xml version="1.0"?><urlset/>', False),
+        (b"", False),
+        (b"# only a comment\n", False),
+    ],
+)
+def test_robots_is_known_by_its_content(head: bytes, robots: bool) -> None:
+    from sitemapkit.core.robots import looks_like_robots
+
+    assert looks_like_robots(head) is robots
+
+
+_JUNK = st.text(
+    alphabet=st.characters(blacklist_characters="\r\n:#", blacklist_categories=["Cs"]),
+    max_size=30,
+).filter(lambda t: not t.strip().lower().startswith(("sitemap", "site-map")))
+
+
+@given(st.lists(_JUNK, max_size=10), st.integers(0, 10))
+def test_junk_lines_never_add_a_finding_or_a_sitemap(junk: list[str], at: int) -> None:
+    lines = [*junk]
+    lines.insert(min(at, len(lines)), "Sitemap: https://example.com/s.xml")
+    result = parse_robots("\n".join(lines), BASE)
+    assert result.sitemaps == ("https://example.com/s.xml",)
+    assert result.findings == ()

@@ -107,8 +107,11 @@ def test_robots_spellings_index_and_children(site: Site) -> None:
     assert rules(tree.robots.findings) == ["RB008", "RB008", "RB003"]
     statuses = by_url(tree)
     assert set(statuses) == {
-        site.url(p) for p in ("/index.xml", "/a.xml", "/b.xml.gz", "/extra.xml", "/feed.txt")
+        site.url(p)
+        for p in ("/index.xml", "/a.xml", "/b.xml.gz", "/extra.xml", "/feed.txt", "/relative.xml")
     }
+    # the relative Sitemap: value was resolved and fetched: it is not there
+    assert statuses[site.url("/relative.xml")].status == 404
     a = statuses[site.url("/a.xml")]
     assert (a.parent, a.status, a.entries, a.kind, a.depth, a.via, a.error) == (
         site.url("/index.xml"),
@@ -123,7 +126,8 @@ def test_robots_spellings_index_and_children(site: Site) -> None:
     assert a.elapsed > 0
     assert statuses[site.url("/index.xml")].parent == site.url("/robots.txt")
     assert statuses[site.url("/feed.txt")].kind == "text"
-    assert tree.urls == 6 and tree.ok and not tree.probes
+    assert tree.urls == 6 and not tree.probes
+    assert [s.url for s in tree.errors] == [site.url("/relative.xml")]
     assert all(n == 1 for n in site.hits.values())
     assert site.count("/sitemap.xml") == 0  # robots.txt listed sitemaps: no probing
 
@@ -626,7 +630,7 @@ def test_stopping_early_releases_everything(site: Site) -> None:
 
 
 def test_sync_entry_points_and_report(site: Site) -> None:
-    site["/robots.txt"] = f"Sitemap: {site.url('/s.xml')}\nSitemap: /rel.xml\n".encode()
+    site["/robots.txt"] = f"Sitemap: {site.url('/s.xml')}\nSitemap: www.e.com/rel.xml\n".encode()
     site["/s.xml"] = b"https://e.com/1\nnot a url\n"
 
     class Report:
@@ -756,3 +760,19 @@ def test_fetch_keywords_are_the_fields_of_fetch_options() -> None:
     assert FetchOptions().parser_workers >= 0
     with pytest.raises(ValueError, match="workers must not be negative"):
         FetchOptions(workers=-1)
+
+
+@pytest.mark.parametrize("slow", ["/a.xml", "/n/c.xml", "/n.xml"])
+def test_records_come_in_document_order_however_fetches_overlap(site: Site, slow: str) -> None:
+    # index -> [a, n (an index) -> [c, d], b]: depth-first, in listing order
+    site["/index.xml"] = index(site.url("/a.xml"), site.url("/n.xml"), site.url("/b.xml"))
+    site["/n.xml"] = index(site.url("/n/c.xml"), site.url("/n/d.xml"))
+    for name in ("a", "n/c", "n/d", "b"):
+        site[f"/{name}.xml"] = urlset(*(f"https://example.com/{name}/{i}" for i in range(3)))
+    body = site.routes[slow]
+    assert isinstance(body, Reply)
+    site[slow] = Reply(body=body.body, delay=0.3)  # finishes last, yet comes in its place
+    pairs, _ = crawl(site.url("/index.xml"), concurrency=4)
+    assert [loc for loc, _ in pairs] == [
+        f"https://example.com/{name}/{i}" for name in ("a", "n/c", "n/d", "b") for i in range(3)
+    ]

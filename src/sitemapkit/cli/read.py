@@ -7,31 +7,75 @@ import io
 import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from typing import IO
+from pathlib import Path
+from typing import IO, Any
 
 import click
 
 from .. import ReadReport, SitemapError, SitemapRef, Url
-from ..reader import read_batches
+from ..io.sources.record import CSV_COLUMNS
+from ..reader import read_targets
 from .status import EXIT_INPUT, EXIT_UNREADABLE, Exit
 
 _FLUSH = 1 << 20
-_COLUMNS = ("kind", "loc", "lastmod", "changefreq", "priority", "images", "alternates", "source")
+#: The columns of --format csv/tsv: the kind, the columns `write` reads (news and the
+#: first video included), and the sitemap each record came from.
+_WRITE_COLUMNS = tuple(c for c in CSV_COLUMNS if c != "content_hash")
+_COLUMNS = ("kind", *_WRITE_COLUMNS, "source")
+_VIDEO_COUNT = sum(1 for c in _WRITE_COLUMNS if c.startswith("video_"))
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _video_cells(video: dict[str, Any]) -> list[str]:
+    cells = []
+    for column in _WRITE_COLUMNS:
+        if not column.startswith("video_"):
+            continue
+        key = column[6:]
+        if key == "tags":
+            cells.append(",".join(video.get("tags") or ()))
+        elif key.startswith(("restriction_", "platform_")):
+            what, rel = key.split("_")
+            rule = video.get(what)
+            listed = "countries" if what == "restriction" else "platforms"
+            ok = isinstance(rule, dict) and rule.get("relationship") == rel
+            cells.append(" ".join(rule[listed]) if ok and isinstance(rule, dict) else "")
+        else:
+            cells.append(_cell(video.get(key)))
+    return cells
 
 
 def _row(r: Url | SitemapRef, source: str) -> list[str]:
     if isinstance(r, SitemapRef):
-        return ["sitemap", r.loc, str(r.lastmod or ""), "", "", "", "", source]
-    return [
+        blank = [""] * (len(_WRITE_COLUMNS) - 2)
+        return ["sitemap", r.loc, str(r.lastmod or ""), *blank, source]
+    rec = r.to_record()
+    news = rec["news"] or {}
+    publication = news.get("publication") or {}
+    videos = rec["videos"]
+    cells = [
         "url",
         r.loc,
-        str(r.lastmod or ""),
-        r.changefreq or "",
-        "" if r.priority is None else f"{r.priority:.1f}",
+        _cell(rec["lastmod"]),
+        _cell(rec["changefreq"]),
+        _cell(rec["priority"]),
         " ".join(i.loc for i in r.images),
         " ".join(f"{a.hreflang}={a.href}" for a in r.alternates),
+        _cell(publication.get("name")),
+        _cell(publication.get("language")),
+        _cell(news.get("publication_date")),
+        _cell(news.get("title")),
+        *(_video_cells(videos[0]) if videos else [""] * _VIDEO_COUNT),
         source,
     ]
+    return cells
 
 
 def emit(
@@ -80,7 +124,7 @@ def _jsonl(r: Url | SitemapRef, tail: str) -> str:
 
 
 @click.command("read")
-@click.argument("target")
+@click.argument("targets", nargs=-1, required=True, metavar="TARGET...")
 @click.option(
     "--format",
     "fmt",
@@ -90,22 +134,51 @@ def _jsonl(r: Url | SitemapRef, tail: str) -> str:
     help="Output: JSON lines (the shape `write` accepts), CSV, TSV, bare URLs, or the tree.",
 )
 @click.option("--no-follow", is_flag=True, help="List an index's sitemaps instead of reading them.")
-@click.option("--published-at", metavar="URL", help="The URL of a local file (for relative locs).")
+@click.option(
+    "--published-at",
+    metavar="URL",
+    multiple=True,
+    help="The URL of a local file or folder (for relative locs and the files beside an "
+    "index); once per local target, in order.",
+)
 @click.option("--strict", is_flag=True, help="Stop at the first problem.")
+@click.option(
+    "--offline", is_flag=True, help="Read local files only: children not beside an index are noted."
+)
 def read_cmd(
-    target: str, fmt: str, no_follow: bool, published_at: str | None, strict: bool
+    targets: tuple[str, ...],
+    fmt: str,
+    no_follow: bool,
+    published_at: tuple[str, ...],
+    strict: bool,
+    offline: bool,
 ) -> None:
-    """Print the entries of TARGET: a sitemap file (- for stdin), a sitemap URL, or a site.
+    """Print the entries of each TARGET, in the order given: a sitemap file (- for stdin),
+    a robots.txt, a folder (its robots.txt, else every sitemap file in it, indexes first),
+    a sitemap URL, or a site.
+
+    An index's or robots.txt's sitemaps are read (a local one's from the files beside it,
+    else fetched) unless --no-follow lists them.
 
     \b
     Examples:
       sitemapkit read sitemap.xml.gz --format urls
       sitemapkit read https://example.com/ --format jsonl > urls.jsonl
-      sitemapkit read public/sitemap.xml --published-at https://example.com/sitemap.xml
+      sitemapkit read public/sitemap_index.xml --published-at https://example.com/sitemap_index.xml
+      sitemapkit read robots.txt --published-at https://example.com/robots.txt --no-follow
 
     Exit codes: 0 read fully; 1 read with problems (findings on stderr, everything
-    recoverable printed); 3 nothing could be read.
+    recoverable printed; a cycle of indexes is one); 3 nothing could be read (nothing
+    found: the finding says what was tried).
     """
+    local = [t for t in targets if not _is_url(t)]
+    if published_at and len(published_at) != len(local):
+        raise click.UsageError(
+            f"{len(published_at)} --published-at URLs for {len(local)} local targets; give "
+            "one per local target, in order"
+        )
+    urls = iter(published_at)
+    pairs = [(t, None if _is_url(t) else next(urls, None)) for t in targets]
     report = ReadReport()
     out = sys.stdout.buffer
     seen = 0
@@ -120,13 +193,7 @@ def read_cmd(
 
     try:
         records = counted(
-            read_batches(
-                target,
-                published_at=published_at,
-                follow=not no_follow,
-                strict=strict,
-                report=report,
-            )
+            read_targets(pairs, follow=not no_follow, strict=strict, offline=offline, report=report)
         )
         if fmt == "tree":
             for _ in records:
@@ -141,10 +208,32 @@ def read_cmd(
         _print_findings(report)
         raise Exit(EXIT_INPUT if seen else EXIT_UNREADABLE, exc) from None
     _print_findings(report)
-    # SM012 (a sitemap could not be fetched) is a warning in the catalogue, and so are
-    # some reasons to skip an entry; for reading, both mean entries are missing.
-    if report.errors or report.dropped or any(f.rule == "SM012" for f in report.findings):
-        raise Exit(EXIT_INPUT if seen else EXIT_UNREADABLE)
+    status = exit_status(report, seen)
+    if status:
+        raise Exit(status)
+
+
+#: Findings about how documents link (a cycle, a child listed twice): every document was
+#: read, so they never make a read "unreadable" (exit 3).
+_LINKS = frozenset(["SM506", "SM507"])
+
+
+def exit_status(report: ReadReport, seen: int) -> int:
+    """The exit status of a read that yielded ``seen`` records: 0 read fully; 1 something
+    dropped, not read whole or not fetched (errors, dropped entries, SM012); 3 nothing
+    could be read (no record, and a failure to read or find one that is not a cycle)."""
+    # SM012 (a sitemap could not be fetched, or none was found) is a warning in the
+    # catalogue; for reading, it means entries are missing.
+    lost = [f for f in report.findings if f.severity == "error" or f.rule == "SM012"]
+    if not (lost or report.dropped):
+        return 0
+    if seen or report.dropped or all(f.rule in _LINKS for f in lost):
+        return EXIT_INPUT
+    return EXIT_UNREADABLE
+
+
+def _is_url(target: str) -> bool:
+    return "://" in target[:12] and not Path(target).exists()
 
 
 def _print_tree(report: ReadReport, seen: int) -> None:
@@ -176,4 +265,4 @@ def _print_findings(report: ReadReport) -> None:
         click.echo(f"sitemapkit: {f}", err=True)
 
 
-__all__ = ["emit", "read_cmd"]
+__all__ = ["emit", "exit_status", "read_cmd"]

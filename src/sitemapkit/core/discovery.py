@@ -26,6 +26,8 @@ redirects. What it learns is collected in :attr:`DiscoveryFlow.tree`, a
 
 from __future__ import annotations
 
+import bisect
+import heapq
 from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -100,7 +102,9 @@ class FetchRequest:
     :data:`~sitemapkit.core.robots.MAX_ROBOTS_BYTES`) into :attr:`FetchResponse.body`;
     ``"probe"`` and ``"sitemap"`` are streamed through a parser whose decompressed size is
     capped at ``max_bytes``. ``parent`` is the URL of the robots.txt or index that listed
-    it, ``depth`` its nesting below the sitemaps found directly (0).
+    it, ``depth`` its nesting below the sitemaps found directly (0). ``order`` is its place
+    in the crawl's document order (its parent's, then its position in the listing): the
+    records of a crawl come out in that order (:meth:`DiscoveryFlow.blocked`).
     """
 
     url: str
@@ -109,6 +113,7 @@ class FetchRequest:
     depth: int = 0
     via: Via = "target"
     max_bytes: int = DEFAULT_MAX_BYTES
+    order: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +246,48 @@ class SitemapTree:
         """The sitemaps listed by the index (or robots.txt) at ``url``."""
         return [s for s in self.sitemaps if s.parent == url]
 
+    def nothing_found(self) -> Finding | None:
+        """When the crawl found no sitemap at all: a finding (SM012) that says what was
+        tried (robots.txt and its status, each probed path and its status); else
+        ``None``. A sitemap that was found has its own status and findings (SM012 when it
+        could not be fetched), so it is not repeated here.
+
+        >>> tree = SitemapTree("https://example.com/")
+        >>> tree.robots = RobotsStatus("https://example.com/robots.txt",
+        ...     "https://example.com/robots.txt", 404, (), (), 0.0, None)
+        >>> tree.probes.append(ProbeStatus("https://example.com/sitemap.xml",
+        ...     "https://example.com/sitemap.xml", 404, None))
+        >>> print(tree.nothing_found().message)  # doctest: +NORMALIZE_WHITESPACE
+        No sitemap found for https://example.com/: https://example.com/robots.txt HTTP 404;
+        https://example.com/sitemap.xml HTTP 404
+        """
+        if self.sitemaps:
+            return None
+        tried: list[str] = []
+        robots = self.robots
+        if robots is not None:
+            answer = _answer(robots.status, robots.error)
+            if robots.status is not None and 200 <= robots.status < 300:
+                lines = len(robots.sitemaps)
+                answer += f" ({lines} Sitemap: lines)" if lines else " (no Sitemap: line)"
+            elif robots.status is None and not self.probes:
+                answer += " (the host did not answer: no known path was probed)"
+            tried.append(f"{robots.url} {answer}")
+        tried.extend(f"{p.url} {_answer(p.status, p.error)}" for p in self.probes)
+        tried.extend(f"{s.url} not followed: {s.reason}" for s in self.skipped)
+        return Finding(
+            "SM012",
+            "warning",
+            f"No sitemap found for {self.target}: " + ("; ".join(tried) or "nothing was tried"),
+            self.target,
+        )
+
+
+def _answer(status: int | None, error: SitemapError | None) -> str:
+    if error is not None and (status is None or 200 <= status < 300):
+        return error.message
+    return f"HTTP {status}"
+
 
 def visit_key(url: str) -> str:
     """The identity of a URL in the visited set: scheme and host lower case, default port
@@ -296,7 +343,16 @@ class _Node:
     """A sitemap (or robots.txt, or probe) of the crawl: every key it answers to (the URL
     requested, each redirect hop, the final URL) and the node that listed it."""
 
-    __slots__ = ("children", "duplicate_of", "findings", "hops", "is_index", "keys", "parent")
+    __slots__ = (
+        "children",
+        "duplicate_of",
+        "findings",
+        "hops",
+        "is_index",
+        "keys",
+        "listed",
+        "parent",
+    )
 
     def __init__(self, key: str, parent: _Node | None) -> None:
         self.keys = {key}
@@ -304,6 +360,7 @@ class _Node:
         self.hops = 0
         self.is_index = False
         self.children: set[str] | None = None
+        self.listed = 0  # entries listed so far: the next child's position
         self.findings: list[Finding] = []
         self.duplicate_of: str | None = None
 
@@ -370,15 +427,24 @@ class DiscoveryFlow:
         self.tree = SitemapTree(target)
         self.sitemap_count = 0
         self.bytes_used = 0
-        self._queue: deque[FetchRequest] = deque()
+        # queued requests, smallest order first (depth-first, in listing order)
+        self._queue: list[tuple[tuple[int, ...], int, FetchRequest]] = []
+        self._seq = 0
+        # the orders of every request queued or in flight, sorted (see blocked())
+        self._open: list[tuple[int, ...]] = []
         self._outstanding: set[FetchRequest] = set()
         self._nodes: dict[FetchRequest, _Node] = {}
         self._visited: dict[str, _Node] = {}
         self._probes: deque[str] = deque()
         self._robots_sitemaps: tuple[str, ...] = ()
         self._probe_paths = tuple(probe_paths)
+        #: A robots.txt target read with ``follow=False``: its sitemaps, listed not read.
+        self.listed: tuple[SitemapRef, ...] = ()
+        self._list_robots = False
+        self._listed_any = False
         path = urlsplit(target).path
         if path.lower().endswith("/robots.txt"):
+            self._list_robots = not follow
             self._probe_base = urljoin(target, "/")
             self._claim(FetchRequest(target, "robots"), None)
         elif path.endswith("/") or not path:
@@ -410,7 +476,7 @@ class DiscoveryFlow:
         """
         out: list[FetchRequest] = []
         while self._queue and (limit is None or len(out) < limit):
-            req = self._queue.popleft()
+            req = heapq.heappop(self._queue)[2]
             node = self._nodes.pop(req)
             remaining = self.limits.max_bytes - self.bytes_used
             if remaining <= 0 and req.purpose != "robots":
@@ -420,6 +486,7 @@ class DiscoveryFlow:
                     f"the crawl's byte budget ({self.limits.max_bytes:,} bytes after "
                     "decompression) is spent; raise max_bytes to read more",
                 )
+                self._close_order(req.order)
                 continue
             if req.purpose == "robots":
                 req = replace(req, max_bytes=MAX_ROBOTS_BYTES)
@@ -429,6 +496,14 @@ class DiscoveryFlow:
             self._outstanding.add(req)
             out.append(req)
         return out
+
+    def nothing_found(self) -> Finding | None:
+        """Once the crawl is over: the finding that says nothing was found and what was
+        tried (:meth:`SitemapTree.nothing_found`), or ``None`` when a sitemap was read or
+        a robots.txt target listed some."""
+        if not self.done or self._listed_any:
+            return None
+        return self.tree.nothing_found()
 
     # -- what the runner reports --------------------------------------------------------
 
@@ -482,6 +557,7 @@ class DiscoveryFlow:
         """The outcome of a request: call exactly once per request, after its records."""
         req = response.request
         self._outstanding.remove(req)
+        self._close_order(req.order)
         node = self._nodes.pop(req)
         node.children = None
         self.bytes_used += response.size
@@ -494,12 +570,30 @@ class DiscoveryFlow:
 
     # -- internals ----------------------------------------------------------------------
 
+    def blocked(self, order: tuple[int, ...]) -> bool:
+        """True while the records of the request at ``order`` must wait: a request that
+        comes before it in document order (not one of the indexes above it) is queued or
+        in flight. Records come in document order, children in the order their index
+        lists them, however the fetches overlap; a request that comes before can only be
+        queued by one that is open already, so no later one can block ``order``."""
+        for other in self._open:
+            if other >= order:
+                return False
+            if order[: len(other)] != other:
+                return True
+        return False
+
+    def _close_order(self, order: tuple[int, ...]) -> None:
+        del self._open[bisect.bisect_left(self._open, order)]
+
     def _claim(self, req: FetchRequest, parent: _Node | None) -> None:
         key = visit_key(req.url)
         node = _Node(key, parent)
         self._visited[key] = node
         self._nodes[req] = node
-        self._queue.append(req)
+        self._seq += 1
+        heapq.heappush(self._queue, (req.order, self._seq, req))
+        bisect.insort(self._open, req.order)
 
     def _skip(self, url: str, parent: str | None, reason: str) -> None:
         tree = self.tree
@@ -512,8 +606,16 @@ class DiscoveryFlow:
             severity: Severity = "warning" if rule == "SM507" else "error"
             node.findings.append(Finding(rule, severity, message, where, loc=loc))
 
-    def _enqueue(self, url: str, parent: FetchRequest | None, node: _Node | None, via: Via) -> None:
-        """Queue a sitemap found by robots.txt, a probe or an index, within the budgets."""
+    def _enqueue(
+        self,
+        url: str,
+        parent: FetchRequest | None,
+        node: _Node | None,
+        via: Via,
+        position: int = 0,
+    ) -> None:
+        """Queue a sitemap found by robots.txt, a probe or an index, within the budgets;
+        ``position`` is its place in the parent's listing."""
         parent_url = parent.url if parent is not None else None
         depth = parent.depth + 1 if parent is not None and via == "index" else 0
         if not _is_http(url):
@@ -537,10 +639,12 @@ class DiscoveryFlow:
             )
             return
         self.sitemap_count += 1
-        self._claim(FetchRequest(url, "sitemap", parent_url, depth, via), node)
+        order = (*parent.order, position) if parent is not None else (position,)
+        self._claim(FetchRequest(url, "sitemap", parent_url, depth, via, order=order), node)
 
     def _child(self, request: FetchRequest, node: _Node, loc: str) -> None:
         key = visit_key(loc)
+        node.listed += 1
         if node.children is None:
             node.children = set()
         if key in node.children:
@@ -566,7 +670,7 @@ class DiscoveryFlow:
                 )
                 return
             up = up.parent
-        self._enqueue(loc, request, node, "index")
+        self._enqueue(loc, request, node, "index", node.listed)
 
     def _on_robots(self, response: FetchResponse, node: _Node) -> None:
         req = response.request
@@ -588,10 +692,17 @@ class DiscoveryFlow:
         self.tree.robots = RobotsStatus(
             req.url, response.final_url, status, sitemaps, findings, response.elapsed, error
         )
-        for url in sitemaps:
-            self._enqueue(url, req, node, "robots")
-        if not sitemaps:
+        if self._list_robots:
+            # The target is this robots.txt: its sitemaps are its entries (not followed).
+            self.listed = tuple(SitemapRef(url) for url in sitemaps)
+            self._listed_any = bool(sitemaps)
+            return
+        for position, url in enumerate(sitemaps):
+            self._enqueue(url, req, node, "robots", position)
+        if not sitemaps and (status is not None or error is None):
             # RFC 9309 §2.3.1.3: 4xx means "unavailable": no rules, and no Sitemap: lines.
+            # A host that gave no answer at all is not probed: every probe would wait for
+            # the same silence (and its retries).
             self._probes.extend(urljoin(self._probe_base, p) for p in self._probe_paths)
             self._next_probe()
 
@@ -633,11 +744,12 @@ class DiscoveryFlow:
                 )
             )
         if response.kind == "sitemapindex" and node.parent is not None and node.parent.is_index:
-            # sitemaps.org: an index lists sitemaps; Google reads no nested index.
+            # sitemaps.org: an index lists sitemaps; Google reads no nested index. It was
+            # read all the same: for a reader, a warning (issue #11: kept, reported).
             findings.append(
                 Finding(
                     "SM502",
-                    "error",
+                    "warning",
                     f"This index is listed by the index {req.parent!r}; nested indexes are "
                     "not read by Google. List its sitemaps in the top index",
                     req.url,

@@ -6,11 +6,19 @@ may appear anywhere in the file. The reader follows Google's robots.txt parser, 
 more lenient than the letter of RFC 9309 (``spec/DISCOVERY.md`` §1, rules RB002–RB011):
 
 * the field name is case-insensitive, with optional white space around ``:``;
-* ``#`` starts a comment; lines end with LF, CR or CRLF; a leading UTF-8 BOM is skipped;
+* ``#`` starts a comment; lines end with LF, CR or CRLF; a leading byte-order mark is
+  skipped and decides the encoding (UTF-8, UTF-16 LE or BE; UTF-8 without one);
 * the typos ``Site-map:`` and a missing colon (``Sitemap https://…``) are accepted, with a
   warning (RB008), as Google accepts them;
-* only absolute http(s) URLs are returned; a relative value is reported (RB003), not
-  resolved, because Google ignores it.
+* only http(s) URLs are returned, normalised (:func:`~sitemapkit.core.urls.iri_to_uri`:
+  scheme and host lower case, non-ASCII percent-encoded as UTF-8) and listed once; a
+  relative value is resolved against the robots.txt URL with a warning (RB003: Google
+  ignores it, other crawlers resolve it, as a browser would); bytes that are not UTF-8
+  are kept, percent-encoded as they are (``%E9``), with a warning (RB010);
+* every other line (groups, rules, unknown fields, junk) is ignored without a finding.
+
+This one parser serves ``read`` of a robots.txt (local or fetched), ``discover`` and the
+site targets.
 
 Protego (the project's robots.txt matcher) drops a record on the first line after a BOM
 and returns relative values, so the lines are read here; Protego only answers whether a
@@ -33,6 +41,8 @@ from .urls import iri_to_uri
 __all__ = [
     "MAX_ROBOTS_BYTES",
     "RobotsSitemaps",
+    "is_robots_name",
+    "looks_like_robots",
     "parse_robots",
     "robots_url",
     "sitemaps_from_robots",
@@ -43,6 +53,20 @@ _EOL: Final = re.compile(r"\r\n|\r|\n")
 # google/robotstxt KeyIsSitemap: a case-insensitive prefix match on "sitemap" or
 # "site-map"; we accept those two words (and a plural) rather than any prefix.
 _SITEMAP_KEY: Final = re.compile(r"site-?maps?", re.IGNORECASE)
+# The fields a robots.txt is made of (RFC 9309 §2.2, Google's and Yandex's extensions),
+# for telling one apart from a text sitemap by its content.
+_FIELD: Final = re.compile(
+    r"\s*(?:user-?agent|disallow|allow|site-?maps?|crawl-delay|host|clean-param|"
+    r"request-rate|visit-time|noindex)\s*:",
+    re.IGNORECASE,
+)
+_BOMS: Final = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+)
+# A byte that was not UTF-8, kept by the "surrogateescape" error handler.
+_ESCAPED: Final = re.compile("[\udc80-\udcff]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,10 +90,41 @@ def robots_url(url: str) -> str:
     return f"{parts.scheme.lower()}://{parts.netloc.lower().rpartition('@')[2]}/robots.txt"
 
 
+def is_robots_name(name: str) -> bool:
+    """True when a file name or URL names a robots.txt (its last path segment).
+
+    >>> is_robots_name("https://example.com/robots.txt"), is_robots_name("site/ROBOTS.TXT")
+    (True, True)
+    """
+    path = urlsplit(name).path if "://" in name[:12] else name
+    return path.replace("\\", "/").rsplit("/", 1)[-1].lower() == "robots.txt"
+
+
+def looks_like_robots(head: bytes) -> bool:
+    """True when the start of a document reads as a robots.txt: its first line that is
+    neither blank nor a comment is a robots.txt field (``User-agent:``, ``Disallow:``,
+    ``Sitemap:`` …). A text sitemap's first line is a URL; XML starts with ``<``.
+
+    >>> looks_like_robots(b"# hi\\nUser-agent: *\\n"), looks_like_robots(b"https://e.com/\\n")
+    (True, False)
+    """
+    text = _decode(head[:8192], "", [])
+    for raw in _EOL.split(text):
+        line = raw.partition("#")[0].strip()
+        if line:
+            return _FIELD.match(line) is not None
+    return False
+
+
 def _decode(data: str | bytes, where: str, findings: list[Finding]) -> str:
     if isinstance(data, str):
         return data.removeprefix("\ufeff")
-    data = data.removeprefix(b"\xef\xbb\xbf")
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            if codec != "utf-8":
+                return data[len(bom) :].decode(codec, "replace")
+            data = data[len(bom) :]
+            break
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -78,36 +133,41 @@ def _decode(data: str | bytes, where: str, findings: list[Finding]) -> str:
                 "RB010",
                 "warning",
                 f"robots.txt is not valid UTF-8 ({exc.reason} at byte {exc.start}); "
-                "RFC 9309 requires UTF-8. Invalid bytes were replaced",
+                "RFC 9309 requires UTF-8. Bytes that are not UTF-8 were kept "
+                "percent-encoded in sitemap URLs (e.g. %E9); save the file as UTF-8",
                 where,
             )
         )
-        return data.decode("utf-8", "replace")
+        return data.decode("utf-8", "surrogateescape")
 
 
 def parse_robots(
     data: str | bytes,
-    base_url: str,
+    base_url: str | None,
     *,
     user_agent: str = "sitemapkit",
     truncated: bool = False,
+    where: str | None = None,
 ) -> RobotsSitemaps:
     """Read the ``Sitemap:`` records of a robots.txt fetched from ``base_url``.
 
     ``base_url`` is the robots.txt URL (or any URL of its origin); it names the file in
-    findings and answers RB011 (is the sitemap disallowed for ``user_agent``?).
-    ``truncated`` says the runner stopped reading at :data:`MAX_ROBOTS_BYTES` (RB009).
+    findings, resolves relative values and answers RB011 (is the sitemap disallowed for
+    ``user_agent``?). ``None`` for a local file of unknown URL: relative values are then
+    dropped (RB003 error). ``where`` names the file in findings (``base_url`` if not
+    given). ``truncated`` says the runner stopped reading at :data:`MAX_ROBOTS_BYTES`
+    (RB009).
 
     >>> r = parse_robots(b"\\xef\\xbb\\xbfSitemap: https://example.com/a.xml\\r"
     ...                  b"user-agent: *\\nsite-map:https://example.com/b.xml # old\\n"
     ...                  b"Sitemap: /c.xml\\n", "https://example.com/robots.txt")
     >>> r.sitemaps
-    ('https://example.com/a.xml', 'https://example.com/b.xml')
-    >>> [f.rule for f in r.findings]
-    ['RB008', 'RB003']
+    ('https://example.com/a.xml', 'https://example.com/b.xml', 'https://example.com/c.xml')
+    >>> [(f.rule, f.severity) for f in r.findings]
+    [('RB008', 'warning'), ('RB003', 'warning')]
     """
     findings: list[Finding] = []
-    where = base_url
+    where = where or base_url or "robots.txt"
     text = _decode(data, where, findings)
     found: list[str] = []
     seen: set[str] = set()
@@ -135,6 +195,7 @@ def parse_robots(
                 )
             )
         glued = bool(hash_mark) and not before[-1].isspace()
+        value = _ESCAPED.sub(lambda m: f"%{ord(m.group()) - 0xDC00:02X}", value)
         url = _check_value(value, base_url, where, number, glued, findings)
         if url is not None and url not in seen:
             seen.add(url)
@@ -154,7 +215,12 @@ def parse_robots(
 
 
 def _check_value(
-    value: str, base_url: str, where: str, line: int, glued: bool, findings: list[Finding]
+    value: str,
+    base_url: str | None,
+    where: str,
+    line: int,
+    glued: bool,
+    findings: list[Finding],
 ) -> str | None:
     """The absolute http(s) URI of a ``Sitemap:`` value, or None (reported)."""
     if not value:
@@ -164,22 +230,38 @@ def _check_value(
         return None
     if ABSOLUTE.match(value) is None:
         # sitemaps.org: "<sitemap_location> should be the complete URL to the Sitemap".
-        hint = (
-            f"; write the complete URL, e.g. {urljoin(base_url, value)!r}"
-            if value.startswith("/")
-            else "; write the complete URL with its scheme (https://…)"
-        )
+        base = base_url if base_url is not None and _is_http(base_url) else None
+        if base is None or value.lower().startswith("www."):
+            reason = (
+                "it lacks the scheme; write 'https://' before it"
+                if value.lower().startswith("www.")
+                else "the robots.txt URL is unknown (give --published-at) to resolve it"
+            )
+            findings.append(
+                Finding(
+                    "RB003",
+                    "error",
+                    f"Sitemap URL {value!r} is not absolute and was dropped: {reason}",
+                    where,
+                    line,
+                    loc=value,
+                )
+            )
+            return None
+        resolved = urljoin(base, value)
         findings.append(
             Finding(
                 "RB003",
-                "error",
-                f"Sitemap URL {value!r} is not absolute; Google ignores it{hint}",
+                "warning",
+                f"Sitemap URL {value!r} is not absolute; it was resolved to {resolved!r} "
+                "against the robots.txt URL, but Google ignores relative values: write the "
+                "complete URL",
                 where,
                 line,
                 loc=value,
             )
         )
-        return None
+        value = resolved
     scheme = value.split(":", 1)[0].lower()
     if scheme not in ("http", "https"):
         findings.append(
@@ -200,7 +282,7 @@ def _check_value(
             Finding("RB003", "error", f"Invalid sitemap URL: {exc}", where, line, loc=value)
         )
         return None
-    if uri != value:
+    if uri != value and uri.lower() != value.lower():
         findings.append(
             Finding(
                 "RB007",
@@ -229,10 +311,17 @@ def _check_value(
     return uri
 
 
+def _is_http(url: str) -> bool:
+    parts = urlsplit(url)
+    return parts.scheme.lower() in ("http", "https") and bool(parts.netloc)
+
+
 def _disallowed(
-    text: str, sitemaps: list[str], base_url: str, user_agent: str, where: str
+    text: str, sitemaps: list[str], base_url: str | None, user_agent: str, where: str
 ) -> list[Finding]:
     """RB011: a listed sitemap on this origin that the same file disallows."""
+    if base_url is None:
+        return []
     origin = urlsplit(base_url)
     local = [
         url
@@ -241,6 +330,8 @@ def _disallowed(
     ]
     if not local:
         return []
+    if _ESCAPED.search(text):  # Protego takes text that encodes as UTF-8
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     matcher = Protego.parse(text)
     return [
         Finding(
@@ -263,6 +354,6 @@ def sitemaps_from_robots(data: str | bytes, base_url: str) -> list[str]:
 
     >>> sitemaps_from_robots("SITEMAP : https://example.com/s.xml\\nSitemap: /x.xml",
     ...                      "https://example.com/robots.txt")
-    ['https://example.com/s.xml']
+    ['https://example.com/s.xml', 'https://example.com/x.xml']
     """
     return list(parse_robots(data, base_url).sitemaps)

@@ -11,6 +11,10 @@ The flow decides what to fetch; the runner fetches it with one ``httpx.AsyncClie
   refuses non-http(s) targets); hosts checked by :mod:`.guard` with ``refuse_private``.
 * **Streaming** every body through :mod:`.decode` into a :mod:`.document` (parsed here or
   in a :mod:`.worker`), with the :mod:`.cache` for conditional requests.
+* **Document order**: records are handed out in the flow's document order (children in
+  the order their index lists them) however the fetches overlap; the records of a
+  document read ahead of its turn are held until then. The flow issues requests
+  depth-first, so at most the documents in flight are held.
 
 httpx exceptions are translated here into :class:`~sitemapkit.errors.FetchError`; every
 failure of one sitemap ends up in its status, not as an exception of the crawl.
@@ -96,6 +100,9 @@ class Runner:
         self._slots = asyncio.Semaphore(opts.concurrency)
         self._hosts: dict[str, asyncio.Semaphore] = {}
         self._wake = asyncio.Event()
+        # records of documents read ahead of their turn, by the document's order
+        self._held: dict[tuple[int, ...], list[Batch]] = {}
+        self._releasing = asyncio.Lock()
 
     async def aclose(self) -> None:
         try:
@@ -129,6 +136,11 @@ class Runner:
                     if task is not waiter:
                         tasks.discard(task)
                         task.result()  # a bug in _fetch: let it out
+            await self._release()  # what a skipped request held back
+            report = self.opts.report
+            nothing = flow.nothing_found()
+            if report is not None and nothing is not None:
+                report.findings.append(nothing)
         finally:
             if waiter is not None:
                 waiter.cancel()
@@ -142,7 +154,7 @@ class Runner:
         flow = self.flow
         if type(records) is PlainUrls:  # no index entries among them: nothing to follow
             if self.out is not None:
-                await self.out.put((req.url, records))
+                await self._put(req, (req.url, records))
             return
         before = flow.pending
         flow.on_records(req, records)
@@ -155,7 +167,31 @@ class Runner:
             records = [r for r in records if type(r) is not SitemapRef]
             if not records:
                 return
-        await self.out.put((req.url, records))
+        await self._put(req, (req.url, records))
+
+    async def _put(self, req: FetchRequest, batch: Batch) -> None:
+        """Hand a batch out now, or hold it while a document before it is open or has
+        batches held."""
+        assert self.out is not None
+        order = req.order
+        if self.flow.blocked(order) or any(o <= order for o in self._held):
+            self._held.setdefault(order, []).append(batch)
+            return
+        await self.out.put(batch)
+
+    async def _release(self) -> None:
+        """Hand out the held batches whose turn has come, in document order."""
+        if self.out is None:
+            return
+        async with self._releasing:
+            while self._held:
+                order = min(self._held)
+                if self.flow.blocked(order):
+                    return
+                held = self._held[order]
+                while held:  # batches added meanwhile join this list
+                    await self.out.put(held.pop(0))
+                del self._held[order]
 
     async def _document(self, req: FetchRequest, final_url: str, emit: Emit) -> Document:
         args = ParserArgs(final_url, req.max_bytes, self.opts.strict)
@@ -222,6 +258,10 @@ class Runner:
                 from_cache=state.from_cache,
             )
         )
+        if self.flow.listed and self.out is not None:
+            await self._put(req, (req.url, self.flow.listed))
+            self.flow.listed = ()
+        await self._release()
         report = self.opts.report
         if report is not None:
             if req.purpose == "robots" and tree.robots is not None:

@@ -66,10 +66,15 @@ def write_csv(w: Sink, src: Input) -> None:
             progress(done)
 
 
+#: Columns `read --format csv` adds to those of a CSV input: the record's kind (rows of
+#: another kind than "url" are skipped) and the sitemap it came from (ignored).
+_READ_COLUMNS = ("kind", "source")
+
+
 def _columns(head_line: str, where: str) -> list[str]:
     columns = [c.strip().lower() for c in next(csv.reader([head_line]))]
     for c in columns:
-        if c not in CSV_COLUMNS:
+        if c not in CSV_COLUMNS and c not in _READ_COLUMNS:
             raise InputError(
                 f"unknown column {c!r}",
                 where=where,
@@ -152,6 +157,8 @@ def _csv_rows(
                 hint="quote values that contain commas",
             )
         rec = dict(zip(columns, row, strict=True))
+        if rec.get("kind", "url") not in ("url", ""):
+            continue  # `read --format csv` lists index entries too: not pages
         add(w, lambda rec=rec: csv_url(w, rec), where, line, rec.get("content_hash"))  # type: ignore[misc]
         done += 1
         if progress and not done % 10_000:
