@@ -5,6 +5,7 @@ redirects and bodies. Against the real server of :mod:`tests.site`."""
 from __future__ import annotations
 
 import gzip
+import threading
 import time
 from collections.abc import Iterator
 
@@ -92,7 +93,8 @@ def test_retry_after_is_honoured_on_a_503(site: Site) -> None:
 
 def test_a_503_that_stays_is_reported_as_the_status(site: Site) -> None:
     site["/sitemap.xml"] = Reply(503, b"busy", {"Retry-After": "0"})
-    report = validate(site.url("/sitemap.xml"), fetcher=HttpFetcher(retries_options(1)))
+    with HttpFetcher(retries_options(1)) as fetcher:
+        report = validate(site.url("/sitemap.xml"), fetcher=fetcher)
     assert [f.rule for f in report.findings] == ["SM012"]
     assert "HTTP 503" in report.findings[0].message
     assert site.count("/sitemap.xml") == 2  # one retry
@@ -137,3 +139,26 @@ def test_a_fetcher_given_is_used_and_not_closed() -> None:
     report = validate("https://example.com/sitemap.xml", fetcher=canned)
     assert canned.urls == ["https://example.com/sitemap.xml"]
     assert report.files == ["https://example.com/sitemap.xml"]
+
+
+def test_a_stalled_child_is_unreadable_and_the_others_are_validated(site: Site) -> None:
+    site["/sitemap.xml"] = Reply(200, index(site, "/slow.xml", "/b.xml"), XML)
+    site["/slow.xml"] = Reply(200, urlset(site, "/a"), XML, delay=2.0)
+    site["/b.xml"] = Reply(200, urlset(site, "/b"), XML)
+    start = time.monotonic()
+    report = validate(site.url("/sitemap.xml"), timeout=0.5)
+    assert time.monotonic() - start < 1.5
+    [(where, why)] = report.unreadable
+    assert where == site.url("/slow.xml") and "no answer within 0.5 s" in why
+    assert site.url("/b.xml") in report.files
+
+
+def test_the_default_fetcher_is_closed_with_the_command(site: Site) -> None:
+    def loops() -> int:
+        return sum(t.name.startswith("sitemapkit-") for t in threading.enumerate())
+
+    site["/sitemap.xml"] = Reply(200, urlset(site, "/a"), XML)
+    before = loops()
+    report = validate(site.url("/sitemap.xml"), online=True)
+    assert report.files == [site.url("/sitemap.xml")]
+    assert loops() == before
