@@ -4,8 +4,9 @@ Routes map a path (with its query) to a :class:`Reply`, to a function of the req
 (method, headers, how many times the path was requested) returning one, or to a
 :class:`Handle` (a function of the whole :class:`Request`, body included). Paths with no
 route are served from the folder given to :meth:`Site.static`, or answer 404. The server
-logs every request, counts them per method and path, and measures how many were in flight
-at once. Its loop polls every 20 ms, so closing it takes no longer than that.
+logs every request, counts them per method and path (and the connections they came
+over), and measures how many were in flight at once. Its loop polls every 20 ms, so
+closing it takes no longer than that.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class Request:
     body: bytes
     at: float  # time.monotonic() on arrival
     count: int  # how many times this path was requested, this one included
+    peer: int = 0  # the client's port: one per connection
 
     def json(self) -> Any:
         return json.loads(self.body)
@@ -148,6 +150,11 @@ class Site:
         """Every path requested (any method), robots.txt left out."""
         return {p for _, p in self.hits if p != "/robots.txt"}
 
+    @property
+    def connections(self) -> int:
+        """How many connections the requests came over (the clients' ports)."""
+        return len({r.peer for r in self.log})
+
     def times(self, path: str) -> list[float]:
         """When each request of ``path`` arrived (time.monotonic())."""
         return [r.at for r in self.log if r.path == path]
@@ -158,7 +165,8 @@ class Site:
         with self._lock:
             self.hits[(method, h.path)] += 1
             count = self.count(h.path)
-            request = Request(method, h.path, headers, body, time.monotonic(), count)
+            peer = h.client_address[1]
+            request = Request(method, h.path, headers, body, time.monotonic(), count, peer)
             self.log.append(request)
             self.active += 1
             self.max_active = max(self.max_active, self.active)

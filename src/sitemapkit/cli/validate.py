@@ -98,7 +98,7 @@ from .status import EXIT_INPUT, EXIT_UNREADABLE, Exit
     above=True,
     default=10.0,
     metavar="SECONDS",
-    help="Per request of the online checks.",
+    help="Per request: fetching URL targets and their children, and the online checks.",
 )
 @click.option(
     "--check-limit",

@@ -87,6 +87,7 @@ __all__ = [
     "ROBOTS_REMEMBERED",
     "BlockingUrlChecker",
     "CheckOptions",
+    "LoopThread",
     "UrlChecker",
 ]
 
@@ -571,29 +572,21 @@ class UrlChecker(AsyncCloseable):
         answer.body = bytes(kept)
 
 
-class BlockingUrlChecker(Closeable):
-    """A :class:`UrlChecker` on a private event loop in a thread, for synchronous code.
-
-    :meth:`call` runs a coroutine function with the checker and returns its result; the
-    calling thread waits. Works whether or not the caller runs an event loop of its own.
-    Close it (or use it as a context manager) to stop the loop and the client.
-
-    >>> with BlockingUrlChecker(CheckOptions()) as checker:
-    ...     checker.call(lambda c: c.probe("ftp://example.com/a", "page")).failure
-    'connection'
+class LoopThread(Closeable):
+    """A private event loop in a daemon thread, for synchronous code: :meth:`run` runs a
+    coroutine on it and waits. Works whether or not the caller runs an event loop of its
+    own. One loop can serve several async clients (the validator's fetcher and its online
+    checks share one, so they share one ``httpx.AsyncClient`` and its connection pool).
     """
 
-    def __init__(self, options: CheckOptions) -> None:
-        self.checker = UrlChecker(options)
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._loop.run_forever, name="sitemapkit-urlcheck", daemon=True
-        )
+    def __init__(self, name: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self.loop.run_forever, name=name, daemon=True)
         self._thread.start()
 
-    def call(self, fn: Callable[[UrlChecker], Coroutine[Any, Any, _R]]) -> _R:
-        """Run ``fn(checker)`` on the checker's loop and wait for its result."""
-        future = asyncio.run_coroutine_threadsafe(fn(self.checker), self._loop)
+    def run(self, coro: Coroutine[Any, Any, _R]) -> _R:
+        """Run ``coro`` on the loop and wait for its result (cancelled if the wait fails)."""
+        future = asyncio.run_coroutine_threadsafe(coro, self.loop)
         try:
             return future.result()
         except BaseException:
@@ -601,11 +594,51 @@ class BlockingUrlChecker(Closeable):
             raise
 
     def close(self) -> None:
-        """Close the client and stop the loop; the checker cannot be used afterwards."""
+        """Stop the loop and its thread; the loop cannot be used afterwards."""
+        try:
+            self.run(self.loop.shutdown_asyncgens())
+        finally:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self._thread.join()
+            self.loop.close()
+
+
+class BlockingUrlChecker(Closeable):
+    """A :class:`UrlChecker` on a private event loop in a thread, for synchronous code.
+
+    :meth:`call` runs a coroutine function with the checker and returns its result; the
+    calling thread waits. Works whether or not the caller runs an event loop of its own.
+    Close it (or use it as a context manager) to stop the loop and the client. With
+    ``client`` and ``loop`` (the client's :class:`LoopThread`), it shares both and closes
+    neither.
+
+    >>> with BlockingUrlChecker(CheckOptions()) as checker:
+    ...     checker.call(lambda c: c.probe("ftp://example.com/a", "page")).failure
+    'connection'
+    """
+
+    def __init__(
+        self,
+        options: CheckOptions,
+        *,
+        client: httpx.AsyncClient | None = None,
+        loop: LoopThread | None = None,
+    ) -> None:
+        if (client is None) != (loop is None):
+            raise ValueError("a shared client needs its loop, and a shared loop its client")
+        self.checker = UrlChecker(options, client=client)
+        self._own_loop = loop is None
+        self._loop = loop or LoopThread("sitemapkit-urlcheck")
+
+    def call(self, fn: Callable[[UrlChecker], Coroutine[Any, Any, _R]]) -> _R:
+        """Run ``fn(checker)`` on the checker's loop and wait for its result."""
+        return self._loop.run(fn(self.checker))
+
+    def close(self) -> None:
+        """Close the client and stop the loop (unless shared); the checker cannot be used
+        afterwards."""
         try:
             self.call(lambda c: c.aclose())
-            asyncio.run_coroutine_threadsafe(self._loop.shutdown_asyncgens(), self._loop).result()
         finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join()
-            self._loop.close()
+            if self._own_loop:
+                self._loop.close()

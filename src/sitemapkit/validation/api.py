@@ -80,7 +80,10 @@ def validate(
     for other hosts (SM214). ``select``/``ignore`` take rule ids or prefixes (``SM2``);
     SM404 runs only when selected. ``now`` (aware) is the time the date heuristics compare
     with (default: the current time, read once). URLs are fetched with ``fetcher``
-    (default: :class:`HttpFetcher`); ``follow=False`` validates the targets only.
+    (default: an :class:`HttpFetcher` with ``timeout`` per request, whose client and
+    connection pool the online checks share; a fetcher given is not closed and the online
+    checks then have a client of their own, unless it is an :class:`HttpFetcher`);
+    ``follow=False`` validates the targets only.
     ``excerpts`` keeps each finding's source line for the text report. ``max_findings``
     caps the findings listed per rule and document (``None`` or 0: all); the others are
     counted in ``report.omitted`` and noted. The online checks (``online``,
@@ -110,20 +113,32 @@ def validate(
         raise ValueError(problems[0])
     hosts = tuple(h.strip() for h in allow_hosts if h.strip())
     ctx = Context(now=_now(now), allow=hosts, strict=strict)
-    checker = None
-    if online or check_urls:
-        checker = _checker(
-            check_urls, active, progress, robots_agent, concurrency, timeout, check_limit
+    own: HttpFetcher | None = None
+    if fetcher is None and (online or check_urls or any(d.path is None for d in docs)):
+        fetcher = own = HttpFetcher(timeout=timeout, concurrency=concurrency)
+    try:
+        checker = None
+        if online or check_urls:
+            checker = _checker(
+                check_urls,
+                active,
+                progress,
+                robots_agent,
+                concurrency,
+                timeout,
+                check_limit,
+                fetcher if isinstance(fetcher, HttpFetcher) else None,
+            )
+        most = max_findings or 0
+        budget = Budget(follow, max_sitemaps, max_bytes, tree_max_bytes, most, excerpts=excerpts)
+        validator = Validator(
+            ctx, budget, fetcher=fetcher, online=checker, active=active, tuning=tuning
         )
-    if fetcher is None and any(d.path is None for d in docs):
-        fetcher = HttpFetcher()
-    most = max_findings or 0
-    budget = Budget(follow, max_sitemaps, max_bytes, tree_max_bytes, most, excerpts=excerpts)
-    validator = Validator(
-        ctx, budget, fetcher=fetcher, online=checker, active=active, tuning=tuning
-    )
-    validator.on_document = on_document
-    report = validator.run(docs)
+        validator.on_document = on_document
+        report = validator.run(docs)
+    finally:
+        if own is not None:
+            own.close()
     report.findings = [f for f in report.findings if f.rule in active]
     return report
 
@@ -148,13 +163,15 @@ def _checker(
     concurrency: int,
     timeout: float,
     check_limit: int | None,
+    fetcher: HttpFetcher | None,
 ) -> Online:
     from ..io.urlcheck import CheckOptions  # when used: httpx costs startup time
 
     options = CheckOptions(
         robots_agent=robots_agent, concurrency=concurrency, timeout=timeout, check_limit=check_limit
     )
-    return Online(options, check_urls=check_urls, active=active, progress=progress)
+    runner = fetcher.url_checker(options) if fetcher is not None else None
+    return Online(options, check_urls=check_urls, active=active, progress=progress, runner=runner)
 
 
 def _now(now: dt.datetime | None) -> dt.datetime:

@@ -56,7 +56,9 @@ class Online:
     URLs of the roles whose rules are selected. An alternate or a video URL is checked
     and reported once, for the first entry (in document order) that lists it (the last
     50,000 such URLs are remembered, about 10 MB); every entry's own loc is checked for
-    the entry.
+    the entry. ``runner`` is the checker to use (default: one with its own client; the
+    validator passes one on its fetcher's client, see
+    :meth:`~sitemapkit.validation.fetcher.HttpFetcher.url_checker`).
     """
 
     def __init__(
@@ -66,6 +68,7 @@ class Online:
         check_urls: bool,
         active: set[str],
         progress: Callable[[int, int], None] | None,
+        runner: BlockingUrlChecker | None = None,
     ) -> None:
         from ..io.urlcheck import BlockingUrlChecker
 
@@ -89,7 +92,7 @@ class Online:
         self.done = 0
         self.not_checked = 0
         self.listed = Bounded(50_000)
-        self.runner: BlockingUrlChecker = BlockingUrlChecker(options)
+        self.runner: BlockingUrlChecker = runner or BlockingUrlChecker(options)
 
     def close(self) -> None:
         self.runner.close()
