@@ -446,11 +446,12 @@ def line_columns(data: bytes, offsets: Iterable[int]) -> dict[int, tuple[int, in
     return out
 
 
-#: The element each rule of the reader and the schemas judges inside an entry, by local
-#: name, for findings that come with a line and an entry but no element (the reader's
-#: values, the schemas' errors found piece by piece). A rule not listed is placed on the
-#: first start tag of its line inside the entry.
+#: The element each rule the schemas report judges inside an entry, by local name, for
+#: their errors found piece by piece, which come with a line and an entry but no element
+#: (the reader's findings name theirs: ``Finding.element``). A rule not listed is placed
+#: on the first start tag of its line inside the entry.
 RULE_ELEMENTS: Final = {
+    **dict.fromkeys(("SM204", "SM205", "SM206"), "loc"),  # lint.checks.document's raw locs
     **dict.fromkeys(("SM301", "SM302", "SM303", "SM304"), "lastmod"),
     "SM401": "changefreq",
     **dict.fromkeys(("SM402", "SM403"), "priority"),
@@ -471,8 +472,10 @@ RULE_ELEMENTS: Final = {
 def place_findings(
     findings: list[Finding], anchors: list[tuple[str, int]], locator: Locator
 ) -> list[Finding]:
-    """``findings`` with the column (and the line) of the element each judges, for those
-    that name an entry (``loc``) and a line but no column: the element of its rule
+    """``findings`` with the line and column of the element each judges, for those that
+    name an entry (``loc``) and a line but no column: the element of its path
+    (``element``, as the reader names it; the entry is the last one with that loc that
+    starts at or before the finding's line), else the element of its rule
     (:data:`RULE_ELEMENTS`) on that line of the entry, or the first start tag there."""
     todo = [f for f in findings if f.loc is not None and f.line is not None and f.column is None]
     if not todo or locator.kind not in ("urlset", "sitemapindex"):
@@ -484,15 +487,22 @@ def place_findings(
     ordinals: dict[int, int] = {}
     for n, f in enumerate(todo):
         assert f.loc is not None and f.line is not None
-        candidates = [o for line, o in by_loc.get(f.loc.strip(XML_SPACE), ()) if line <= f.line]
+        listed = by_loc.get(f.loc.strip(XML_SPACE), [])
+        candidates = [o for line, o in listed if line <= f.line]
         if not candidates:
-            continue
+            if f.element is None or not listed:
+                continue
+            candidates = [listed[0][1]]  # the element comes before the entry's <loc>
         wanted[n] = f
         ordinals[n] = candidates[-1]
-    spans = locator.spans(set(ordinals.values()))
-    offsets: dict[int, int] = {}
+    known = {n: (ordinals[n], f.element) for n, f in wanted.items() if f.element is not None}
+    by_path = locator.place(known.values())
+    offsets = {n: by_path[key] for n, key in known.items() if key in by_path}
+    spans = locator.spans({ordinals[n] for n in wanted if n not in known})
     rest: dict[int, Finding] = {}
     for n, f in wanted.items():
+        if n in known:
+            continue
         span, name = spans.get(ordinals[n]), RULE_ELEMENTS.get(f.rule)
         if span is not None and name is not None:  # a plain entry: one of each child
             at = locator.data.find(b"<" + name.encode() + b">", *span)
@@ -509,11 +519,15 @@ def place_findings(
         if found is not None:
             offsets[n] = found
     places = line_columns(locator.data, offsets.values())
-    placed = {id(wanted[n]): places[off] for n, off in offsets.items()}
+    placed = {id(wanted[n]): (places[off], n in known) for n, off in offsets.items()}
     out = []
     for f in findings:
-        spot = placed.get(id(f))
-        out.append(f if spot is None or spot[0] != f.line else replace(f, column=spot[1]))
+        spot, exact = placed.get(id(f), (None, False))
+        if spot is not None and exact:
+            f = replace(f, line=spot[0], column=spot[1])
+        elif spot is not None and spot[0] == f.line:
+            f = replace(f, column=spot[1])
+        out.append(f)
     return place_lines(out, locator.data)
 
 
