@@ -185,8 +185,24 @@ def test_invalid_fixture_findings_sit_at_their_element_in_every_mode(path: Path)
     lines = data.decode("utf-8", "replace").removeprefix("\ufeff").split("\n")
     skip = data.count(b"\n", 0, data.find(b"<?xml")) if b"<?xml" in data else 0
     seen = {}
-    for mode, tuning in MODES.items():
-        report = validate(path, published_at=published, now=NOW, select=[rule], tuning=tuning)
+    for mode in [*MODES, "set"]:
+        if mode == "set":  # with a clean sitemap of another host beside it
+            with tempfile.TemporaryDirectory() as tmp:
+                other = Path(tmp) / "other.xml"
+                other.write_text(
+                    f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{NS["s"]}">'
+                    "<url><loc>https://other.example.org/q</loc></url></urlset>\n"
+                )
+                report = validate(
+                    [path, other],
+                    published_at=[published, "https://other.example.org/other.xml"],
+                    now=NOW,
+                    select=[rule],
+                )
+        else:
+            report = validate(
+                path, published_at=published, now=NOW, select=[rule], tuning=MODES[mode]
+            )
         own = [f for f in report.findings if f.where == str(path)]
         seen[mode] = _positions(own, rule)
         for f in own:
