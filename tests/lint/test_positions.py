@@ -429,6 +429,30 @@ PAIRS: Final = {
 }
 
 
+def _minified_findings(
+    data: bytes, mode: str, rules: list[str]
+) -> tuple[list[tuple[str, int | None, int | None]], list[str]]:
+    """(rule, line, column) of the findings of ``rules`` in ``data`` validated in ``mode``
+    (in a set: beside a clean sitemap), and the report."""
+    with tempfile.TemporaryDirectory() as tmp:
+        target = Path(tmp) / "sitemap.xml"
+        target.write_bytes(data)
+        targets = [target]
+        if mode == "set":
+            other = Path(tmp) / "other.xml"
+            other.write_text(_document(2, 0, "SM305", [False], True).replace("/p", "/q"))
+            targets.append(other)
+        report = validate(
+            targets,
+            published_at=[f"{SITE}/{t.name}" for t in targets],
+            now=NOW,
+            select=rules,
+            tuning=MODES.get(mode, Tuning()),
+        )
+    mine = sorted((f.rule, f.line, f.column) for f in report.findings if f.where == str(target))
+    return mine, [str(f) for f in report.findings]
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     pair=st.sampled_from(sorted(PAIRS)),
@@ -462,20 +486,32 @@ def test_two_faults_on_one_line_are_each_at_their_element(
         assert el is not None, path
         expected.append((rule, *_column(data, el, attr)))
     rules = sorted({r for r, _, _ in faults})
-    with tempfile.TemporaryDirectory() as tmp:
-        target = Path(tmp) / "sitemap.xml"
-        target.write_bytes(data)
-        targets = [target]
-        if mode == "set":
-            other = Path(tmp) / "other.xml"
-            other.write_text(_document(2, 0, "SM305", [False], True).replace("/p", "/q"))
-            targets.append(other)
-        report = validate(
-            targets,
-            published_at=[f"{SITE}/{t.name}" for t in targets],
-            now=NOW,
-            select=rules,
-            tuning=MODES.get(mode, Tuning()),
-        )
-    mine = sorted((f.rule, f.line, f.column) for f in report.findings if f.where == str(target))
-    assert mine == sorted(expected), (text, [str(f) for f in report.findings])
+    mine, report = _minified_findings(data, mode, rules)
+    assert mine == sorted(expected), (text, report)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    kinds=st.lists(st.sampled_from(["ok", "SM103", "SM111"]), min_size=1, max_size=6),
+    mode=st.sampled_from([*MODES, "set"]),
+)
+def test_entries_no_loc_names_are_placed_on_a_minified_line(kinds: list[str], mode: str) -> None:
+    """An entry without a <loc> (SM103) and an empty <loc> (SM111) have no loc to name
+    them by: on a minified line each still sits at its own element (the k-th finding of
+    its rule at the k-th such element), not at the line's first tag."""
+    bodies = {
+        "ok": "<url><loc>{site}/p{i}</loc></url>",
+        "SM103": "<url><lastmod>2024-05-01</lastmod></url>",
+        "SM111": "<url><loc></loc></url>",
+    }
+    rows = "".join(bodies[k].format(site=SITE, i=i) for i, k in enumerate(kinds))
+    text = f'<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="{NS["s"]}">{rows}</urlset>\n'
+    data = text.encode()
+    root = etree.fromstring(data)
+    expected = sorted(
+        (k, *_column(data, root[i] if k == "SM103" else root[i][0]))
+        for i, k in enumerate(kinds)
+        if k != "ok"
+    )
+    mine, report = _minified_findings(data, mode, ["SM103", "SM111"])
+    assert mine == expected, (text, report)

@@ -539,7 +539,9 @@ _FIRST_MARK: Final = re.compile(rb"[^ \t\r\n]")
 def place_lines(findings: list[Finding], data: bytes) -> list[Finding]:
     """``findings`` with a line and no column placed on the first markup of their line
     (the attribute of :data:`_RULE_ATTRIBUTES` on it): the declaration, the DOCTYPE, the
-    root element, the text a server printed before the XML."""
+    root element, the text a server printed before the XML. An entry without a ``<loc>``
+    or with an empty one, which no loc names, is the k-th such entry (or ``<loc>``) of its
+    line for the k-th finding there (:data:`_UNNAMED`)."""
     todo = {f.line for f in findings if f.line is not None and f.column is None}
     if not todo:
         return findings
@@ -557,11 +559,11 @@ def place_lines(findings: list[Finding], data: bytes) -> list[Finding]:
                 starts[wanted] = m.start()
             else:  # nothing but white space on the line: its start
                 starts[wanted] = pos
-    attrs: dict[int, int] = {}
+    attrs = _unnamed(findings, data, starts)
     for f in findings:
         name = _RULE_ATTRIBUTES.get(f.rule)
         at = starts.get(f.line or 0)
-        if name is None or at is None or f.column is not None:
+        if name is None or at is None or f.column is not None or id(f) in attrs:
             continue
         end = data.find(b">", at)
         m = re.search(rb"\s(" + name + rb"|[\w.-]+:" + name + rb")\s*=", data[at:end])
@@ -574,6 +576,43 @@ def place_lines(findings: list[Finding], data: bytes) -> list[Finding]:
         if f.column is None and at is not None:
             f = replace(f, column=places[at][1])
         out.append(f)
+    return out
+
+
+#: Findings without a loc whose element the line alone does not tell (several entries on a
+#: minified line): the entry without a <loc> (SM103, SM501), the empty <loc> (SM111).
+_UNNAMED: Final = {
+    "SM103": re.compile(rb"<(?:[\w.-]+:)?url[\s/>]"),
+    "SM501": re.compile(rb"<(?:[\w.-]+:)?sitemap[\s/>]"),
+    "SM111": re.compile(rb"<((?:[\w.-]+:)?loc)(?:\s[^>]*)?(?:/>|>[ \t\r\n]*</\1\s*>)"),
+}
+_LOC_TAG: Final = re.compile(rb"<(?:[\w.-]+:)?loc[\s/>]")
+
+
+def _unnamed(findings: list[Finding], data: bytes, starts: dict[int, int]) -> dict[int, int]:
+    """Byte offsets of the findings of :data:`_UNNAMED` (by ``id``), on their line."""
+    out: dict[int, int] = {}
+    taken: Counter[tuple[str, int]] = Counter()
+    for f in findings:
+        pattern = _UNNAMED.get(f.rule)
+        start = starts.get(f.line or 0)
+        if pattern is None or f.loc is not None or f.column is not None or start is None:
+            continue
+        nl = data.find(b"\n", start)
+        end = len(data) if nl < 0 else nl
+        k = taken[f.rule, f.line or 0]
+        for m in pattern.finditer(data, start, end):
+            if f.rule != "SM111":  # an entry: the ones without a <loc> child
+                stop = data.find(b"</" + m.group()[1:-1] + b">", m.end())
+                if m.group().endswith(b"/") or stop < 0:
+                    stop = m.end()
+                if _LOC_TAG.search(data, m.end(), stop) is not None:
+                    continue
+            if k == 0:
+                out[id(f)] = m.start()
+                taken[f.rule, f.line or 0] += 1
+                break
+            k -= 1
     return out
 
 
