@@ -11,9 +11,11 @@ and finds the element a finding judges, by its path inside the entry (``element`
 the check that decides the rule sets: :func:`element_path`): the start tag of the element
 for a bad value, the attribute for a bad attribute. The same bytes and the same path give
 the same place in every mode of the validator (the whole tree, pieces, the scanner's fast
-path, a set). Findings of the reader and the schemas, which carry a line and an entry,
-are placed on their rule's element on that line (:func:`place_findings`); the others on
-the first markup of their line (:func:`place_lines`).
+path, a set). The reader's findings name their element by the same path (counted in
+document order, kept or dropped); the schemas' errors found piece by piece, which carry
+only a line and an entry, are placed on their rule's element on that line
+(:func:`place_findings`); the others on the first markup of their line, or on the entry
+without a loc or the empty ``<loc>`` of that line they are about (:func:`place_lines`).
 
 Lines count line feeds (as libxml2's ``sourceline``); columns are 1-based and count the
 *characters* of the decoded line before the place, as editors do: a tab is one, a
