@@ -1651,3 +1651,32 @@ def test_the_front_doors_pass_the_parsers_settings_on() -> None:
         parse_bytes(data, max_entries=1, source="s.txt")
     with pytest.raises(LimitError, match=r"at s\.txt:2"):
         list(iter_parse([data], max_entries=1, source="s.txt"))
+
+
+def test_value_findings_name_their_element_in_document_order() -> None:
+    """A finding about a value names the element (or attribute) inside its entry, counted
+    in document order: a dropped first image does not shift the second; only findings
+    are built with a path (the entry's clean values carry none)."""
+    ns = (
+        ' xmlns:image="http://www.google.com/schemas/sitemap-image/1.1"'
+        ' xmlns:xhtml="http://www.w3.org/1999/xhtml"'
+    )
+    body = url(
+        "https://example.com/a",
+        "<lastmod>2024/05/01</lastmod><priority>1.5</priority>"
+        "<image:image><image:caption>C</image:caption></image:image>"
+        "<image:image><image:loc>ftp://example.com/i.jpg</image:loc></image:image>"
+        '<xhtml:link rel="alternate" hreflang="de" href="https://example.com/de"/>'
+        '<xhtml:link rel="alternate" hreflang="xx-1234567890" href="https://example.com/x"/>',
+    )
+    data = urlset(body).replace(b'0.9">', b'0.9"' + ns.encode() + b">", 1)
+    _, findings, _ = parse(data)
+    got = {(f.rule, f.element) for f in findings}
+    assert got == {
+        ("SM301", "lastmod"),
+        ("SM402", "priority"),
+        ("IMG601", "image:image"),
+        ("IMG603", "image:image[2]/image:loc"),
+        ("HRE902", "xhtml:link[2]/@hreflang"),
+    }, [str(f) for f in findings]
+    assert all(f.loc == "https://example.com/a" for f in findings)

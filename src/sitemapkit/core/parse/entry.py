@@ -22,7 +22,7 @@ from .value import absolute, date, lexical, loc_rule, peek, value
 __all__ = ["SitemapEntries", "UrlEntries"]
 
 #: A core value as read: (stripped text or None for markup, line).
-_Values = dict[str, tuple[str | None, int | None]]
+_Values = dict[str, tuple[str | None, int | None, etree._Element]]
 _URL_FIELDS = ("loc", "lastmod", "changefreq", "priority")
 
 
@@ -143,7 +143,7 @@ class UrlEntries(Entries):
             tag = child.tag
             name = self.core.get(tag) if isinstance(tag, str) else None
             if name is not None and name not in values:
-                values[name] = (value(self.doc, child, raw), self.line(child))
+                values[name] = (value(self.doc, child, raw), self.line(child), child)
             else:
                 rest.append(child)
         url = None
@@ -177,6 +177,7 @@ class UrlEntries(Entries):
                         f"The entity {child.text} inside <url> is never expanded; it was ignored",
                         line=self.line(el),
                         loc=raw,
+                        at=el,
                     )
                 continue
             name = self.core.get(tag)
@@ -186,6 +187,7 @@ class UrlEntries(Entries):
                     f"<url> has more than one <{name}>; the first one was used",
                     line=self.line(child),
                     loc=raw,
+                    at=child,
                 )
             elif tag != self.tag:  # a nested <url> was reported when it ended
                 ext = self.extensions.classify(child, tag, raw)
@@ -199,16 +201,16 @@ class UrlEntries(Entries):
         if loc_value is None:
             self.add("SM103", "<url> has no <loc>; entry skipped", line=self.line(el))
             return None
-        text, line = loc_value
+        text, line, at = loc_value
         if text is None:
             return None
         if not text:
             self.add("SM111", "Empty <loc>; entry skipped", line=line)
             return None
-        loc = absolute(self.doc, text, line, raw, "loc")
+        loc = absolute(self.doc, text, line, raw, "loc", at)
         if loc is None:
             return None
-        kw, lines = self._optional_values(values, raw)
+        kw, lines, els = self._optional_values(values, raw)
         while True:
             try:
                 return Url(loc, **kw)  # type: ignore[arg-type]
@@ -219,6 +221,7 @@ class UrlEntries(Entries):
                         f"Invalid <loc>: {exc.detail}. Entry skipped",
                         line=line,
                         loc=raw,
+                        at=at,
                     )
                     return None
                 rule = {"lastmod": "SM301", "changefreq": "SM401"}.get(exc.field, "SM402")
@@ -227,34 +230,42 @@ class UrlEntries(Entries):
                     f"Invalid <{exc.field}>: {exc.detail}. The value was ignored",
                     line=lines.get(exc.field),
                     loc=raw,
+                    at=els.get(exc.field),
                 )
                 kw.pop(exc.field)
 
     def _optional_values(
         self, values: _Values, raw: str | None
-    ) -> tuple[dict[str, str], dict[str, int | None]]:
-        """lastmod, changefreq and priority as the model takes them, with their lines."""
+    ) -> tuple[dict[str, str], dict[str, int | None], dict[str, etree._Element]]:
+        """lastmod, changefreq and priority as the model takes them, with their lines and
+        elements."""
         kw: dict[str, str] = {}
         lines: dict[str, int | None] = {}
+        els: dict[str, etree._Element] = {}
         for name in ("lastmod", "changefreq", "priority"):
             item = values.get(name)
             if item is None or item[0] is None:
                 continue
             text: str | None = item[0]
-            lines[name] = item[1]
+            lines[name], child = item[1], item[2]
+            els[name] = child
             if name == "lastmod" and text:
                 if WRITER_FORM.fullmatch(text) is None:  # else the model surely accepts it
-                    text = date(self.doc, text, "lastmod", lines[name], raw)
+                    text = date(self.doc, text, "lastmod", lines[name], raw, at=child)
             elif name == "priority" and text:
-                text = lexical(self.doc, "priority", text, lines[name], raw)
+                text = lexical(self.doc, "priority", text, lines[name], raw, at=child)
             elif not text:
                 self.add(
-                    "SM111", f"Empty <{name}>; the value was ignored", line=lines[name], loc=raw
+                    "SM111",
+                    f"Empty <{name}>; the value was ignored",
+                    line=lines[name],
+                    loc=raw,
+                    at=child,
                 )
                 text = None
             if text is not None:
                 kw[name] = text
-        return kw, lines
+        return kw, lines, els
 
 
 class SitemapEntries(Entries):
@@ -309,6 +320,7 @@ class SitemapEntries(Entries):
                         f"<{local}>; it was ignored",
                         line=line,
                         loc=raw,
+                        at=child,
                     )
                 else:
                     foreign(self.doc, ns, line, raw, index=True)
@@ -318,9 +330,10 @@ class SitemapEntries(Entries):
                     f"<sitemap> has more than one <{name}>; the first one was used",
                     line=line,
                     loc=raw,
+                    at=child,
                 )
             else:
-                values[name] = (value(self.doc, child, raw), line)
+                values[name] = (value(self.doc, child, raw), line, child)
         return values
 
     def _read_full(self, el: etree._Element) -> None:
@@ -330,22 +343,26 @@ class SitemapEntries(Entries):
         if loc_value is None:
             self.add("SM501", "<sitemap> has no <loc>; entry skipped", line=self.line(el))
             return
-        text, line = loc_value
+        text, line, at = loc_value
         if text is None:
             return
         if not text:
             self.add("SM111", "Empty <loc>; entry skipped", line=line)
             return
-        loc = absolute(self.doc, text, line, raw, "loc")
+        loc = absolute(self.doc, text, line, raw, "loc", at)
         if loc is None:
             return
         lastmod = None
         item = values.get("lastmod")
         if item is not None and item[0] is not None:
-            lastmod = date(self.doc, item[0], "lastmod", item[1], raw)
+            lastmod = date(self.doc, item[0], "lastmod", item[1], raw, at=item[2])
         try:
             self.doc.out.append(SitemapRef(loc, lastmod))
         except InvalidValue as exc:
             self.add(
-                loc_rule(loc), f"Invalid <loc>: {exc.detail}. Entry skipped", line=line, loc=raw
+                loc_rule(loc),
+                f"Invalid <loc>: {exc.detail}. Entry skipped",
+                line=line,
+                loc=raw,
+                at=at,
             )

@@ -36,6 +36,13 @@ _NEWS_RULES: Final = {
     "news.publication_date": "NEWS805",
     "news.title": "NEWS807",
 }
+#: The child (of <news:publication> for name and language) each field is read from.
+_NEWS_ITEMS: Final = {
+    "news.publication.name": "name",
+    "news.publication.language": "language",
+    "news.publication_date": "publication_date",
+    "news.title": "title",
+}
 
 
 class Extensions:
@@ -63,6 +70,7 @@ class Extensions:
                     f'declared; add xmlns:{prefix}="…" to the root element',
                     line=line,
                     loc=raw,
+                    at=el,
                 )
             return None
         if ns == self.core_ns or not ns:
@@ -72,6 +80,7 @@ class Extensions:
                 "it was ignored",
                 line=line,
                 loc=raw,
+                at=el,
             )
             return None
         canonical = EXTENSION_KEYS.get(ns_key(ns))
@@ -84,6 +93,7 @@ class Extensions:
                 f"Namespace {ns!r} should be {canonical!r}; it was read as that",
                 line=line,
                 loc=raw,
+                at=el,
             )
         kind = EXTENSIONS[canonical]
         if local != kind:
@@ -92,6 +102,7 @@ class Extensions:
                 f"<{local}> of namespace {canonical!r} cannot be a child of <url>; it was ignored",
                 line=line,
                 loc=raw,
+                at=el,
             )
             return None
         return kind, el, ns
@@ -122,6 +133,7 @@ class Extensions:
                     "<url> has more than one <news:news>; the first one was used",
                     line=self.line(el),
                     loc=raw,
+                    at=el,
                 )
             else:
                 news_el = el
@@ -157,12 +169,13 @@ class Extensions:
                 "<image:image> has no <image:loc>; image skipped",
                 line=self.line(el),
                 loc=raw,
+                at=el,
             )
             return None
         if loc[0] is None:
             return None
         if not loc[0]:
-            self.add("IMG601", "Empty <image:loc>; image skipped", line=loc[1], loc=raw)
+            self.add("IMG601", "Empty <image:loc>; image skipped", line=loc[1], loc=raw, at=loc[2])
             return None
         kw: dict[str, str] = {}
         for name in _IMAGE_OPTIONAL:
@@ -189,6 +202,7 @@ class Extensions:
                         f"Invalid <image:loc>: {exc.detail}. Image skipped",
                         line=line,
                         loc=raw,
+                        at=found["loc"][2],
                     )
                     return None
                 self.add(
@@ -196,6 +210,7 @@ class Extensions:
                     f"Invalid <image:{name}>: {exc.detail}. The value was ignored",
                     line=found[name][1],
                     loc=raw,
+                    at=found[name][2],
                 )
                 kw.pop(name)
 
@@ -209,6 +224,7 @@ class Extensions:
                     f"The sitemap has more than {limits.MAX_NEWS:,} <news:news> entries; split it",
                     line=self.line(el),
                     loc=raw,
+                    at=el,
                 )
         return news
 
@@ -231,6 +247,7 @@ class Extensions:
                 f"<news:{name}> is not in Google's current news sitemap reference; it was ignored",
                 line=found[name][1],
                 loc=raw,
+                at=found[name][2],
             )
         publication = found.get("publication")
         pub: Fields = {}
@@ -244,7 +261,7 @@ class Extensions:
                 "SM107",
                 raw,
             )
-        values = self._news_required(found, pub, publication is not None, line, raw)
+        values = self._news_required(found, pub, el, line, raw)
         if values is None:
             return None
         when = date(
@@ -254,26 +271,38 @@ class Extensions:
             found["publication_date"][1],
             raw,
             "NEWS805",
+            at=found["publication_date"][2],
         )
         if when is None:
             return None
         try:
             return News(values["name"], values["language"], when, values["title"])
         except InvalidValue as exc:
+            item = _NEWS_ITEMS.get(exc.field)
+            source = pub if item in ("name", "language") else found
+            held = None if item is None else source.get(item)
             self.add(
                 _NEWS_RULES.get(exc.field, "NEWS801"),
                 f"Invalid <news:news>: {exc.detail}. News skipped",
-                line=line,
+                line=line if held is None else held[1],
                 loc=raw,
+                at=el if held is None else held[2],
             )
             return None
 
     def _news_required(
-        self, found: Fields, pub: Fields, has_publication: bool, line: int | None, raw: str | None
+        self,
+        found: Fields,
+        pub: Fields,
+        el: etree._Element,
+        line: int | None,
+        raw: str | None,
     ) -> dict[str, str] | None:
         """Google: name and language of the publication, publication_date and title are
         required (NEWS801, NEWS807); None when one is missing or empty."""
         values: dict[str, str] = {}
+        publication = found.get("publication")
+        has_publication = publication is not None
         for key, source, what in (
             ("name", pub, "news:name"),
             ("language", pub, "news:language"),
@@ -285,14 +314,21 @@ class Extensions:
                 missing = (
                     f"<{what}>" if has_publication or source is not pub else "<news:publication>"
                 )
+                holder = publication if has_publication and source is pub else None
                 self.add(
-                    "NEWS801", f"<news:news> has no {missing}; news skipped", line=line, loc=raw
+                    "NEWS801",
+                    f"<news:news> has no {missing}; news skipped",
+                    line=line if holder is None else holder[1],
+                    loc=raw,
+                    at=el if holder is None else holder[2],
                 )
                 return None
             if item[0] is None:
                 return None
             if not item[0]:
-                self.add("NEWS807", f"Empty <{what}>; news skipped", line=item[1], loc=raw)
+                self.add(
+                    "NEWS807", f"Empty <{what}>; news skipped", line=item[1], loc=raw, at=item[2]
+                )
                 return None
             values[key] = item[0]
         return values
@@ -306,6 +342,8 @@ class Extensions:
                 f'<xhtml:link> needs rel="alternate", not {rel!r}; it was ignored',
                 line=line,
                 loc=raw,
+                at=el,
+                attr=None if rel is None else "rel",
             )
             return None
         if hreflang is None or href is None:
@@ -315,6 +353,7 @@ class Extensions:
                 f"<xhtml:link> has no {missing} attribute; it was ignored",
                 line=line,
                 loc=raw,
+                at=el,
             )
             return None
         try:
@@ -322,6 +361,11 @@ class Extensions:
         except InvalidValue as exc:
             rule = "HRE902" if exc.field == "alternate.hreflang" else "HRE903"
             self.add(
-                rule, f"Invalid <xhtml:link>: {exc.detail}. It was ignored", line=line, loc=raw
+                rule,
+                f"Invalid <xhtml:link>: {exc.detail}. It was ignored",
+                line=line,
+                loc=raw,
+                at=el,
+                attr="hreflang" if rule == "HRE902" else "href",
             )
             return None

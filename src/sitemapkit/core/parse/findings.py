@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from typing import Final
 
+from lxml import etree
+
 from ...errors import ParseError, UnsafeXMLError
 from ..finding import Finding, Severity
 from ..rules import severity as catalogue_severity
 from .settings import ParseSettings
 
-__all__ = ["REPORTED", "Findings"]
+__all__ = ["REPORTED", "Findings", "element_path"]
 
 #: The rules this reader reports (spec/RULES.md "checked by parse"); tests/core/test_parse.py
 #: checks it against the rule ids written in this package, tests/lint/test_rules.py against
@@ -60,17 +62,23 @@ class Findings:
         line: int | None = None,
         column: int | None = None,
         loc: str | None = None,
+        at: etree._Element | None = None,
+        attr: str | None = None,
         severity: Severity | None = None,
         fatal: bool | None = None,
     ) -> None:
         """Record a finding of ``rule``; raise when it is ``fatal`` (by default: an error in
-        strict mode)."""
+        strict mode). ``at`` is the element the finding judges (``attr``: its attribute),
+        named in the finding by its path inside the entry (:func:`element_path`)."""
         sev = severity or catalogue_severity(rule)
         settings = self.settings
         cap = settings.max_findings
         n = self._counts[rule] = self._counts.get(rule, 0) + 1
         if not cap or n <= cap:
-            self.items.append(Finding(rule, sev, message, settings.source, line, column, loc))
+            element = None if at is None else element_path(at, attr)
+            self.items.append(
+                Finding(rule, sev, message, settings.source, line, column, loc, element)
+            )
         if fatal if fatal is not None else (settings.strict and sev == "error"):
             cls = UnsafeXMLError if rule == "SM011" else ParseError
             raise cls(f"{message} [{rule}]", where=settings.source, line=line, column=column)
@@ -101,3 +109,34 @@ class Findings:
                     self.settings.source,
                 )
             )
+
+
+def element_path(el: etree._Element, attr: str | None = None) -> str | None:
+    """The path of ``el`` inside its entry (the child of the root element that holds it),
+    as :attr:`Finding.element` names it: ``image:image[2]/image:caption``, with ``/@attr``
+    for an attribute. Each step's index counts the siblings of the same local name before
+    it in document order (kept or not); None for the entry itself or what lies outside.
+    Built only when a finding is made.
+    """
+    steps: list[str] = []
+    node: etree._Element | None = el
+    while node is not None:
+        parent = node.getparent()
+        if parent is None or parent.getparent() is None:
+            break  # node is the root element or an entry
+        tag = node.tag
+        if not isinstance(tag, str):
+            return None
+        local = tag.rpartition("}")[2]
+        n = 1
+        for sib in node.itersiblings(preceding=True):
+            stag = sib.tag
+            if isinstance(stag, str) and stag.rpartition("}")[2] == local:
+                n += 1
+        name = f"{node.prefix}:{local}" if node.prefix else local
+        steps.append(name if n == 1 else f"{name}[{n}]")
+        node = parent
+    if not steps:
+        return None
+    path = "/".join(reversed(steps))
+    return f"{path}/@{attr}" if attr is not None else path

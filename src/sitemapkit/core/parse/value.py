@@ -84,6 +84,7 @@ def value(doc: Document, el: etree._Element, loc: str | None) -> str | None:
                 "expanded; the value was ignored",
                 line=doc.line(el),
                 loc=loc,
+                at=el,
             )
             return None
     doc.findings.add(
@@ -91,6 +92,7 @@ def value(doc: Document, el: etree._Element, loc: str | None) -> str | None:
         f"<{name}> must hold text only, not elements; the value was ignored",
         line=doc.line(el),
         loc=loc,
+        at=el,
     )
     return None
 
@@ -104,7 +106,14 @@ def peek(el: etree._Element, tag: str) -> str | None:
     return None
 
 
-def absolute(doc: Document, text: str, line: int | None, raw: str | None, what: str) -> str | None:
+def absolute(
+    doc: Document,
+    text: str,
+    line: int | None,
+    raw: str | None,
+    what: str,
+    at: etree._Element | None = None,
+) -> str | None:
     """An absolute location for ``text`` (resolved against base_url), or None.
 
     sitemaps.org <loc>: "This URL must begin with the protocol (such as http)".
@@ -119,6 +128,7 @@ def absolute(doc: Document, text: str, line: int | None, raw: str | None, what: 
             "https://host/path. Entry skipped",
             line=line,
             loc=raw,
+            at=at,
         )
         return None
     if doc.settings.base_url is None:
@@ -128,6 +138,7 @@ def absolute(doc: Document, text: str, line: int | None, raw: str | None, what: 
             "to resolve it; sitemaps must list absolute URLs. Entry skipped",
             line=line,
             loc=raw,
+            at=at,
         )
         return None
     resolved = resolve(text, doc.settings.base_url)
@@ -137,6 +148,7 @@ def absolute(doc: Document, text: str, line: int | None, raw: str | None, what: 
         f"{clip(resolved)!r}. Sitemaps must list absolute URLs",
         line=line,
         loc=raw,
+        at=at,
         # the entry is kept: a warning, unless strict reading refuses what it had to guess
         severity="error" if doc.settings.strict else "warning",
     )
@@ -144,13 +156,19 @@ def absolute(doc: Document, text: str, line: int | None, raw: str | None, what: 
 
 
 def date(
-    doc: Document, text: str, what: str, line: int | None, raw: str | None, rule: str | None = None
+    doc: Document,
+    text: str,
+    what: str,
+    line: int | None,
+    raw: str | None,
+    rule: str | None = None,
+    at: etree._Element | None = None,
 ) -> str | None:
     """``text`` if the model accepts it as a date, else None (reported as ``rule``, by
     default SM301 for the syntax and SM304 for the calendar)."""
     add = doc.findings.add
     if not text:
-        add("SM111", f"Empty <{what}>; the value was ignored", line=line, loc=raw)
+        add("SM111", f"Empty <{what}>; the value was ignored", line=line, loc=raw, at=at)
         return None
     if GRAMMAR.fullmatch(text) is None:
         add(
@@ -159,12 +177,19 @@ def date(
             "use YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+hh:mm. The value was ignored",
             line=line,
             loc=raw,
+            at=at,
         )
         return None
     try:
         parsed = parse_w3c(text)
     except ValueError as exc:
-        add(rule or "SM304", f"Invalid <{what}>: {exc}. The value was ignored", line=line, loc=raw)
+        add(
+            rule or "SM304",
+            f"Invalid <{what}>: {exc}. The value was ignored",
+            line=line,
+            loc=raw,
+            at=at,
+        )
         return None
     if parsed.granularity < 3:
         add(
@@ -173,13 +198,20 @@ def date(
             "YYYY-MM-DD. The value was ignored",
             line=line,
             loc=raw,
+            at=at,
         )
         return None
     return text
 
 
 def lexical(
-    doc: Document, name: str, text: str, line: int | None, raw: str | None, prefix: str = ""
+    doc: Document,
+    name: str,
+    text: str,
+    line: int | None,
+    raw: str | None,
+    prefix: str = "",
+    at: etree._Element | None = None,
 ) -> str | None:
     """``text`` if it has the XSD lexical form of field ``name``, else None (reported)."""
     pattern, form, rule = _LEXICAL[name]
@@ -190,6 +222,7 @@ def lexical(
         f"Invalid <{prefix}{name}> {clip(text)!r}: not {form}. The value was ignored",
         line=line,
         loc=raw,
+        at=at,
     )
     return None
 
@@ -204,12 +237,12 @@ def fields(
     raw: str | None,
     multi: frozenset[str] = frozenset(),
     containers: frozenset[str] = frozenset(),
-) -> tuple[Fields, list[tuple[str | None, int | None]]]:
+) -> tuple[Fields, list[tuple[str | None, int | None, etree._Element]]]:
     """Children of an extension element by local name, with their text (None for
     ``containers``, elements with element children); repeats of ``multi`` listed."""
     add = doc.findings.add
     found: Fields = {}
-    repeated: list[tuple[str | None, int | None]] = []
+    repeated: list[tuple[str | None, int | None, etree._Element]] = []
     for child in el:
         tag = child.tag
         if not isinstance(tag, str):
@@ -217,15 +250,22 @@ def fields(
         cns, local = split(tag)
         line = doc.line(child)
         if cns != ns or (local not in known and local not in multi):
-            add(rule, f"Unexpected <{local}> in <{what}>; it was ignored", line=line, loc=raw)
+            add(
+                rule,
+                f"Unexpected <{local}> in <{what}>; it was ignored",
+                line=line,
+                loc=raw,
+                at=child,
+            )
         elif local in multi:
-            repeated.append((value(doc, child, raw), line))
+            repeated.append((value(doc, child, raw), line, child))
         elif local in found:
             add(
                 rule,
                 f"<{what}> has more than one <{local}>; the first one was used",
                 line=line,
                 loc=raw,
+                at=child,
             )
         else:
             found[local] = (None if local in containers else value(doc, child, raw), line, child)
@@ -243,6 +283,7 @@ def optional(doc: Document, found: Fields, name: str, what: str, raw: str | None
             f"Empty <{what}:{name}>; it was ignored",
             line=item[1],
             loc=raw,
+            at=item[2],
             severity="warning",  # an empty optional value is dropped, the entry is kept
         )
         return None

@@ -68,7 +68,7 @@ def read_video(doc: Document, el: etree._Element, ns: str, raw: str | None) -> V
     )
     line = doc.line(el)
     _report_unread(doc, found, raw)
-    if not _has_required(doc, found, line, raw):
+    if not _has_required(doc, found, el, line, raw):
         return None
     kw, lines = _values(doc, found, raw)
     _attributes(doc, found, kw, lines, raw)
@@ -82,25 +82,29 @@ def read_video(doc: Document, el: etree._Element, ns: str, raw: str | None) -> V
             f"allows {limits.MAX_VIDEO_TITLE} (Google sets no limit). Kept",
             line=lines.get("title", line),
             loc=raw,
+            at=found["title"][2],
         )
-    return _build(doc, kw, lines, line, raw)
+    return _build(doc, kw, lines, line, raw, found, el)
 
 
 def _report_unread(doc: Document, found: Fields, raw: str | None) -> None:
-    for name, (_text, line, _el) in found.items():
+    for name, (_text, line, child) in found.items():
         if name in _DEPRECATED:
             doc.findings.add(
                 "VID714",
                 f"<video:{name}> was retired by Google in 2022 and has no effect; it was ignored",
                 line=line,
                 loc=raw,
+                at=child,
             )
         elif name in _UNREAD:  # valid by the XSD, only not read: a warning
             message = f"<video:{name}> is not read by sitemapkit; it was ignored"
-            doc.findings.add("SM107", message, line=line, loc=raw, severity="warning")
+            doc.findings.add("SM107", message, line=line, loc=raw, at=child, severity="warning")
 
 
-def _has_required(doc: Document, found: Fields, line: int | None, raw: str | None) -> bool:
+def _has_required(
+    doc: Document, found: Fields, el: etree._Element, line: int | None, raw: str | None
+) -> bool:
     """Google: thumbnail_loc, title, description, and content_loc or player_loc."""
     for name in _REQUIRED:
         item = found.get(name)
@@ -112,6 +116,7 @@ def _has_required(doc: Document, found: Fields, line: int | None, raw: str | Non
                     f"<video:video> {state} <video:{name}>; video skipped",
                     line=line if item is None else item[1],
                     loc=raw,
+                    at=el if item is None else item[2],
                 )
             return False
     if "content_loc" not in found and "player_loc" not in found:
@@ -120,6 +125,7 @@ def _has_required(doc: Document, found: Fields, line: int | None, raw: str | Non
             "<video:video> needs <video:content_loc> or <video:player_loc>; video skipped",
             line=line,
             loc=raw,
+            at=el,
         )
         return False
     return True
@@ -137,9 +143,9 @@ def _values(doc: Document, found: Fields, raw: str | None) -> tuple[_Kw, _Lines]
             continue
         lines[name] = found[name][1]
         if name in _DATES:
-            text = date(doc, text, f"video:{name}", lines[name], raw, "VID710")
+            text = date(doc, text, f"video:{name}", lines[name], raw, "VID710", found[name][2])
         elif name in LEXICAL_NAMES:
-            text = lexical(doc, name, text, lines[name], raw, "video:")
+            text = lexical(doc, name, text, lines[name], raw, "video:", found[name][2])
         if text is not None:
             kw[name] = text
     return kw, lines
@@ -157,6 +163,8 @@ def _attributes(doc: Document, found: Fields, kw: _Kw, lines: _Lines, raw: str |
                     "retired by Google in 2022; it was ignored",
                     line=player[1],
                     loc=raw,
+                    at=player[2],
+                    attr=attr,
                 )
     uploader = found.get("uploader")
     if uploader is not None and "uploader" in kw:
@@ -182,30 +190,39 @@ def _relationships(doc: Document, found: Fields, kw: _Kw, raw: str | None) -> No
                 f"<video:{name}> has no relationship attribute (allow or deny); it was ignored",
                 line=item[1],
                 loc=raw,
+                at=item[2],
             )
             continue
         try:
             kw[name] = cls(relationship.strip(), item[0])  # type: ignore[arg-type]
         except InvalidValue as exc:
             doc.findings.add(
-                rule, f"Invalid <video:{name}>: {exc.detail}. It was ignored", line=item[1], loc=raw
+                rule,
+                f"Invalid <video:{name}>: {exc.detail}. It was ignored",
+                line=item[1],
+                loc=raw,
+                at=item[2],
             )
 
 
 def _tags(
-    doc: Document, tags: list[tuple[str | None, int | None]], kw: _Kw, raw: str | None
+    doc: Document,
+    tags: list[tuple[str | None, int | None, etree._Element]],
+    kw: _Kw,
+    raw: str | None,
 ) -> None:
     """Google: "A maximum of 32 tags is permitted" (VID712); empty ones are dropped."""
-    words: list[tuple[str, int | None]] = []
-    for text, line in tags:
+    words: list[tuple[str, int | None, etree._Element]] = []
+    for text, line, child in tags:
         if text:
-            words.append((text, line))
+            words.append((text, line, child))
         elif text is not None:
             doc.findings.add(
                 "SM111",
                 "Empty <video:tag>; it was ignored",
                 line=line,
                 loc=raw,
+                at=child,
                 severity="warning",  # an empty optional value is dropped, the video is kept
             )
     if len(words) > limits.MAX_VIDEO_TAGS:
@@ -215,14 +232,21 @@ def _tags(
             f"{limits.MAX_VIDEO_TAGS} are allowed. The rest were ignored",
             line=words[limits.MAX_VIDEO_TAGS][1],
             loc=raw,
+            at=words[limits.MAX_VIDEO_TAGS][2],
         )
         del words[limits.MAX_VIDEO_TAGS :]
     if words:
-        kw["tags"] = tuple(w for w, _ in words)
+        kw["tags"] = tuple(w for w, _, _ in words)
 
 
 def _build(
-    doc: Document, kw: _Kw, lines: _Lines, line: int | None, raw: str | None
+    doc: Document,
+    kw: _Kw,
+    lines: _Lines,
+    line: int | None,
+    raw: str | None,
+    found: Fields,
+    el: etree._Element,
 ) -> Video | None:
     """The model's Video; a refused optional value is dropped, a refused required one (or
     the whole) skips the video."""
@@ -234,12 +258,17 @@ def _build(
             name = "tags" if name == "tag" else name
             rule = _rule(name, kw)
             at = lines.get(name, line)
+            held = found.get("uploader" if name == "uploader_info" else name)
+            child = el if held is None else held[2]
+            attr = "info" if name == "uploader_info" and held is not None else None
             if name in kw and name not in _REQUIRED:
                 doc.findings.add(
                     rule,
                     f"Invalid <video:{name}>: {exc.detail}. The value was ignored",
                     line=at,
                     loc=raw,
+                    at=child,
+                    attr=attr,
                 )
                 kw.pop(name)
                 continue
@@ -248,6 +277,8 @@ def _build(
                 f"Invalid <video:video>: {exc.detail}. Video skipped",
                 line=at,
                 loc=raw,
+                at=child,
+                attr=attr,
                 severity="error",  # the video is lost, whatever the field's own rule says
             )
             return None

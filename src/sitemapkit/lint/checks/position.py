@@ -11,9 +11,11 @@ and finds the element a finding judges, by its path inside the entry (``element`
 the check that decides the rule sets: :func:`element_path`): the start tag of the element
 for a bad value, the attribute for a bad attribute. The same bytes and the same path give
 the same place in every mode of the validator (the whole tree, pieces, the scanner's fast
-path, a set). Findings of the reader and the schemas, which carry a line and an entry,
-are placed on their rule's element on that line (:func:`place_findings`); the others on
-the first markup of their line (:func:`place_lines`).
+path, a set). The reader's findings name their element by the same path (counted in
+document order, kept or dropped); the schemas' errors found piece by piece, which carry
+only a line and an entry, are placed on their rule's element on that line
+(:func:`place_findings`); the others on the first markup of their line, or on the entry
+without a loc or the empty ``<loc>`` of that line they are about (:func:`place_lines`).
 
 Lines count line feeds (as libxml2's ``sourceline``); columns are 1-based and count the
 *characters* of the decoded line before the place, as editors do: a tab is one, a
@@ -446,11 +448,12 @@ def line_columns(data: bytes, offsets: Iterable[int]) -> dict[int, tuple[int, in
     return out
 
 
-#: The element each rule of the reader and the schemas judges inside an entry, by local
-#: name, for findings that come with a line and an entry but no element (the reader's
-#: values, the schemas' errors found piece by piece). A rule not listed is placed on the
-#: first start tag of its line inside the entry.
+#: The element each rule the schemas report judges inside an entry, by local name, for
+#: their errors found piece by piece, which come with a line and an entry but no element
+#: (the reader's findings name theirs: ``Finding.element``). A rule not listed is placed
+#: on the first start tag of its line inside the entry.
 RULE_ELEMENTS: Final = {
+    **dict.fromkeys(("SM204", "SM205", "SM206"), "loc"),  # lint.checks.document's raw locs
     **dict.fromkeys(("SM301", "SM302", "SM303", "SM304"), "lastmod"),
     "SM401": "changefreq",
     **dict.fromkeys(("SM402", "SM403"), "priority"),
@@ -471,8 +474,10 @@ RULE_ELEMENTS: Final = {
 def place_findings(
     findings: list[Finding], anchors: list[tuple[str, int]], locator: Locator
 ) -> list[Finding]:
-    """``findings`` with the column (and the line) of the element each judges, for those
-    that name an entry (``loc``) and a line but no column: the element of its rule
+    """``findings`` with the line and column of the element each judges, for those that
+    name an entry (``loc``) and a line but no column: the element of its path
+    (``element``, as the reader names it; the entry is the last one with that loc that
+    starts at or before the finding's line), else the element of its rule
     (:data:`RULE_ELEMENTS`) on that line of the entry, or the first start tag there."""
     todo = [f for f in findings if f.loc is not None and f.line is not None and f.column is None]
     if not todo or locator.kind not in ("urlset", "sitemapindex"):
@@ -484,15 +489,22 @@ def place_findings(
     ordinals: dict[int, int] = {}
     for n, f in enumerate(todo):
         assert f.loc is not None and f.line is not None
-        candidates = [o for line, o in by_loc.get(f.loc.strip(XML_SPACE), ()) if line <= f.line]
+        listed = by_loc.get(f.loc.strip(XML_SPACE), [])
+        candidates = [o for line, o in listed if line <= f.line]
         if not candidates:
-            continue
+            if f.element is None or not listed:
+                continue
+            candidates = [listed[0][1]]  # the element comes before the entry's <loc>
         wanted[n] = f
         ordinals[n] = candidates[-1]
-    spans = locator.spans(set(ordinals.values()))
-    offsets: dict[int, int] = {}
+    known = {n: (ordinals[n], f.element) for n, f in wanted.items() if f.element is not None}
+    by_path = locator.place(known.values())
+    offsets = {n: by_path[key] for n, key in known.items() if key in by_path}
+    spans = locator.spans({ordinals[n] for n in wanted if n not in known})
     rest: dict[int, Finding] = {}
     for n, f in wanted.items():
+        if n in known:
+            continue
         span, name = spans.get(ordinals[n]), RULE_ELEMENTS.get(f.rule)
         if span is not None and name is not None:  # a plain entry: one of each child
             at = locator.data.find(b"<" + name.encode() + b">", *span)
@@ -509,11 +521,15 @@ def place_findings(
         if found is not None:
             offsets[n] = found
     places = line_columns(locator.data, offsets.values())
-    placed = {id(wanted[n]): places[off] for n, off in offsets.items()}
+    placed = {id(wanted[n]): (places[off], n in known) for n, off in offsets.items()}
     out = []
     for f in findings:
-        spot = placed.get(id(f))
-        out.append(f if spot is None or spot[0] != f.line else replace(f, column=spot[1]))
+        spot, exact = placed.get(id(f), (None, False))
+        if spot is not None and exact:
+            f = replace(f, line=spot[0], column=spot[1])
+        elif spot is not None and spot[0] == f.line:
+            f = replace(f, column=spot[1])
+        out.append(f)
     return place_lines(out, locator.data)
 
 
@@ -525,7 +541,9 @@ _FIRST_MARK: Final = re.compile(rb"[^ \t\r\n]")
 def place_lines(findings: list[Finding], data: bytes) -> list[Finding]:
     """``findings`` with a line and no column placed on the first markup of their line
     (the attribute of :data:`_RULE_ATTRIBUTES` on it): the declaration, the DOCTYPE, the
-    root element, the text a server printed before the XML."""
+    root element, the text a server printed before the XML. An entry without a ``<loc>``
+    or with an empty one, which no loc names, is the k-th such entry (or ``<loc>``) of its
+    line for the k-th finding there (:data:`_UNNAMED`)."""
     todo = {f.line for f in findings if f.line is not None and f.column is None}
     if not todo:
         return findings
@@ -543,11 +561,11 @@ def place_lines(findings: list[Finding], data: bytes) -> list[Finding]:
                 starts[wanted] = m.start()
             else:  # nothing but white space on the line: its start
                 starts[wanted] = pos
-    attrs: dict[int, int] = {}
+    attrs = _unnamed(findings, data, starts)
     for f in findings:
         name = _RULE_ATTRIBUTES.get(f.rule)
         at = starts.get(f.line or 0)
-        if name is None or at is None or f.column is not None:
+        if name is None or at is None or f.column is not None or id(f) in attrs:
             continue
         end = data.find(b">", at)
         m = re.search(rb"\s(" + name + rb"|[\w.-]+:" + name + rb")\s*=", data[at:end])
@@ -560,6 +578,43 @@ def place_lines(findings: list[Finding], data: bytes) -> list[Finding]:
         if f.column is None and at is not None:
             f = replace(f, column=places[at][1])
         out.append(f)
+    return out
+
+
+#: Findings without a loc whose element the line alone does not tell (several entries on a
+#: minified line): the entry without a <loc> (SM103, SM501), the empty <loc> (SM111).
+_UNNAMED: Final = {
+    "SM103": re.compile(rb"<(?:[\w.-]+:)?url[\s/>]"),
+    "SM501": re.compile(rb"<(?:[\w.-]+:)?sitemap[\s/>]"),
+    "SM111": re.compile(rb"<((?:[\w.-]+:)?loc)(?:\s[^>]*)?(?:/>|>[ \t\r\n]*</\1\s*>)"),
+}
+_LOC_TAG: Final = re.compile(rb"<(?:[\w.-]+:)?loc[\s/>]")
+
+
+def _unnamed(findings: list[Finding], data: bytes, starts: dict[int, int]) -> dict[int, int]:
+    """Byte offsets of the findings of :data:`_UNNAMED` (by ``id``), on their line."""
+    out: dict[int, int] = {}
+    taken: Counter[tuple[str, int]] = Counter()
+    for f in findings:
+        pattern = _UNNAMED.get(f.rule)
+        start = starts.get(f.line or 0)
+        if pattern is None or f.loc is not None or f.column is not None or start is None:
+            continue
+        nl = data.find(b"\n", start)
+        end = len(data) if nl < 0 else nl
+        k = taken[f.rule, f.line or 0]
+        for m in pattern.finditer(data, start, end):
+            if f.rule != "SM111":  # an entry: the ones without a <loc> child
+                stop = data.find(b"</" + m.group()[1:-1] + b">", m.end())
+                if m.group().endswith(b"/") or stop < 0:
+                    stop = m.end()
+                if _LOC_TAG.search(data, m.end(), stop) is not None:
+                    continue
+            if k == 0:
+                out[id(f)] = m.start()
+                taken[f.rule, f.line or 0] += 1
+                break
+            k -= 1
     return out
 
 
