@@ -29,15 +29,26 @@ from __future__ import annotations
 import bisect
 import heapq
 from collections import deque
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
-from typing import Final, Literal
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Final
 from urllib.parse import urljoin, urlsplit
 
-from ..errors import FetchError, InputError, LimitError, SitemapError
+from ..errors import FetchError, InputError, LimitError
+from .crawl import (
+    FetchRequest,
+    FetchResponse,
+    ProbeStatus,
+    Purpose,
+    RobotsStatus,
+    SitemapStatus,
+    SitemapTree,
+    Skipped,
+    Via,
+)
 from .finding import Finding, Severity
 from .model import SitemapRef
-from .parse import DEFAULT_MAX_BYTES, Kind, Record
+from .parse import DEFAULT_MAX_BYTES, Record
 from .robots import MAX_ROBOTS_BYTES, parse_robots, robots_url
 
 __all__ = [
@@ -59,9 +70,6 @@ __all__ = [
     "Via",
     "visit_key",
 ]
-
-Purpose = Literal["robots", "probe", "sitemap"]
-Via = Literal["target", "robots", "probe", "index"]
 
 #: Where sites put sitemaps without listing them in robots.txt, tried in this order (each
 #: relative to the site URL given, usually its root) until one answers with a sitemap:
@@ -92,201 +100,6 @@ DEFAULT_MAX_TOTAL_BYTES: Final = 4 * 1024**3
 
 _MAX_SKIPPED: Final = 1_000  # Skipped entries kept; skipped_count counts them all
 _MAX_FLOW_FINDINGS: Final = 100  # SM506/SM507 findings kept per index
-
-
-@dataclass(frozen=True, slots=True)
-class FetchRequest:
-    """One URL the flow wants fetched.
-
-    ``purpose`` says how the runner handles the body: ``"robots"`` is read whole (at most
-    :data:`~sitemapkit.core.robots.MAX_ROBOTS_BYTES`) into :attr:`FetchResponse.body`;
-    ``"probe"`` and ``"sitemap"`` are streamed through a parser whose decompressed size is
-    capped at ``max_bytes``. ``parent`` is the URL of the robots.txt or index that listed
-    it, ``depth`` its nesting below the sitemaps found directly (0). ``order`` is its place
-    in the crawl's document order (its parent's, then its position in the listing): the
-    records of a crawl come out in that order (:meth:`DiscoveryFlow.blocked`).
-    """
-
-    url: str
-    purpose: Purpose
-    parent: str | None = None
-    depth: int = 0
-    via: Via = "target"
-    max_bytes: int = DEFAULT_MAX_BYTES
-    order: tuple[int, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class FetchResponse:
-    """What the runner learned from fetching one :class:`FetchRequest`.
-
-    ``status`` is the final HTTP status (``None`` when no response arrived); ``final_url``
-    the URL after redirects. For robots.txt, ``body`` holds the bytes read and ``truncated``
-    says reading stopped at the size cap. For sitemaps, ``kind``, ``size`` (bytes after
-    decompression), ``entries`` and ``findings`` come from the parser, ``transferred`` counts
-    the bytes received. ``error`` is what stopped the fetch or the parse, ``elapsed`` the
-    seconds it took (the runner owns the clock), ``from_cache`` says a 304 reused a stored
-    body.
-    """
-
-    request: FetchRequest
-    final_url: str
-    status: int | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    body: bytes = b""
-    truncated: bool = False
-    kind: Kind | None = None
-    size: int = 0
-    transferred: int = 0
-    entries: int = 0
-    findings: tuple[Finding, ...] = ()
-    error: SitemapError | None = None
-    elapsed: float = 0.0
-    from_cache: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class SitemapStatus:
-    """The outcome of one sitemap (or index, feed, text sitemap) of a crawl.
-
-    ``url`` as listed, ``parent`` the robots.txt or index that listed it (``None`` for the
-    target and probes), ``via`` how it was found, ``status`` the final HTTP status,
-    ``bytes`` its size after decompression, ``entries`` the entries read (kept or not),
-    ``findings`` the parser's and the crawl's (SM012 fetch status, SM502 nested index, SM506
-    cycle, SM507 duplicate child), ``elapsed`` seconds, ``error`` what stopped it.
-    ``duplicate_of`` is set when it redirected to a URL the crawl had already read.
-    """
-
-    url: str
-    parent: str | None
-    status: int | None
-    bytes: int
-    entries: int
-    findings: tuple[Finding, ...]
-    elapsed: float
-    error: SitemapError | None
-    final_url: str
-    kind: Kind | None = None
-    depth: int = 0
-    via: Via = "target"
-    transferred: int = 0
-    from_cache: bool = False
-    duplicate_of: str | None = None
-
-    @property
-    def ok(self) -> bool:
-        """True when it was fetched and read to the end (findings aside)."""
-        return self.error is None and self.duplicate_of is None
-
-
-@dataclass(frozen=True, slots=True)
-class RobotsStatus:
-    """The robots.txt of a crawl: its fetch status and the sitemaps it lists."""
-
-    url: str
-    final_url: str
-    status: int | None
-    sitemaps: tuple[str, ...]
-    findings: tuple[Finding, ...]
-    elapsed: float
-    error: SitemapError | None
-
-
-@dataclass(frozen=True, slots=True)
-class ProbeStatus:
-    """A well-known path that was tried and held no sitemap."""
-
-    url: str
-    final_url: str
-    status: int | None
-    error: SitemapError | None
-
-
-@dataclass(frozen=True, slots=True)
-class Skipped:
-    """A sitemap reference that was not followed, and why (a budget, a bad URL)."""
-
-    url: str
-    parent: str | None
-    reason: str
-
-
-@dataclass(slots=True)
-class SitemapTree:
-    """Everything a crawl found: robots.txt, every sitemap with its status, the probes
-    that missed and the references that were not followed.
-
-    >>> tree = SitemapTree("https://example.com/")
-    >>> tree.urls, tree.ok
-    (0, True)
-    """
-
-    target: str
-    robots: RobotsStatus | None = None
-    sitemaps: list[SitemapStatus] = field(default_factory=list)
-    probes: list[ProbeStatus] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-    skipped_count: int = 0
-
-    @property
-    def urls(self) -> int:
-        """Entries read from sitemaps that are not indexes."""
-        return sum(s.entries for s in self.sitemaps if s.kind != "sitemapindex")
-
-    @property
-    def errors(self) -> list[SitemapStatus]:
-        """The sitemaps that could not be fetched or read to the end."""
-        return [s for s in self.sitemaps if s.error is not None]
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    def children(self, url: str) -> list[SitemapStatus]:
-        """The sitemaps listed by the index (or robots.txt) at ``url``."""
-        return [s for s in self.sitemaps if s.parent == url]
-
-    def nothing_found(self) -> Finding | None:
-        """When the crawl found no sitemap at all: a finding (SM012) that says what was
-        tried (robots.txt and its status, each probed path and its status); else
-        ``None``. A sitemap that was found has its own status and findings (SM012 when it
-        could not be fetched), so it is not repeated here.
-
-        >>> tree = SitemapTree("https://example.com/")
-        >>> tree.robots = RobotsStatus("https://example.com/robots.txt",
-        ...     "https://example.com/robots.txt", 404, (), (), 0.0, None)
-        >>> tree.probes.append(ProbeStatus("https://example.com/sitemap.xml",
-        ...     "https://example.com/sitemap.xml", 404, None))
-        >>> print(tree.nothing_found().message)  # doctest: +NORMALIZE_WHITESPACE
-        No sitemap found for https://example.com/: https://example.com/robots.txt HTTP 404;
-        https://example.com/sitemap.xml HTTP 404
-        """
-        if self.sitemaps:
-            return None
-        tried: list[str] = []
-        robots = self.robots
-        if robots is not None:
-            answer = _answer(robots.status, robots.error)
-            if robots.status is not None and 200 <= robots.status < 300:
-                lines = len(robots.sitemaps)
-                answer += f" ({lines} Sitemap: lines)" if lines else " (no Sitemap: line)"
-            elif robots.status is None and not self.probes:
-                answer += " (the host did not answer: no known path was probed)"
-            tried.append(f"{robots.url} {answer}")
-        tried.extend(f"{p.url} {_answer(p.status, p.error)}" for p in self.probes)
-        tried.extend(f"{s.url} not followed: {s.reason}" for s in self.skipped)
-        return Finding(
-            "SM012",
-            "warning",
-            f"No sitemap found for {self.target}: " + ("; ".join(tried) or "nothing was tried"),
-            self.target,
-        )
-
-
-def _answer(status: int | None, error: SitemapError | None) -> str:
-    if error is not None and (status is None or 200 <= status < 300):
-        return error.message
-    return f"HTTP {status}"
 
 
 def visit_key(url: str) -> str:
@@ -365,6 +178,47 @@ class _Node:
         self.duplicate_of: str | None = None
 
 
+class _DocumentOrder:
+    """The requests of a crawl, queued and in flight, by their place in document order:
+    the queue hands out the smallest order first (depth-first, in listing order), and the
+    sorted orders of every request not yet answered say which records must wait."""
+
+    __slots__ = ("_open", "_queue", "_seq")
+
+    def __init__(self) -> None:
+        self._queue: list[tuple[tuple[int, ...], int, FetchRequest]] = []
+        self._seq = 0
+        # the orders of every request queued or in flight, sorted (see blocked())
+        self._open: list[tuple[int, ...]] = []
+
+    def __len__(self) -> int:
+        """Requests queued (not yet handed out)."""
+        return len(self._queue)
+
+    def push(self, req: FetchRequest) -> None:
+        """Queue ``req``; it stays open until :meth:`close`."""
+        self._seq += 1
+        heapq.heappush(self._queue, (req.order, self._seq, req))
+        bisect.insort(self._open, req.order)
+
+    def pop(self) -> FetchRequest:
+        """The queued request that comes first in document order."""
+        return heapq.heappop(self._queue)[2]
+
+    def close(self, order: tuple[int, ...]) -> None:
+        """The request at ``order`` is answered (or dropped): it blocks nothing more."""
+        del self._open[bisect.bisect_left(self._open, order)]
+
+    def blocked(self, order: tuple[int, ...]) -> bool:
+        """See :meth:`DiscoveryFlow.blocked`."""
+        for other in self._open:
+            if other >= order:
+                return False
+            if order[: len(other)] != other:
+                return True
+        return False
+
+
 class DiscoveryFlow:
     """The decisions of one crawl, driven by a runner; see the module docstring.
 
@@ -427,11 +281,7 @@ class DiscoveryFlow:
         self.tree = SitemapTree(target)
         self.sitemap_count = 0
         self.bytes_used = 0
-        # queued requests, smallest order first (depth-first, in listing order)
-        self._queue: list[tuple[tuple[int, ...], int, FetchRequest]] = []
-        self._seq = 0
-        # the orders of every request queued or in flight, sorted (see blocked())
-        self._open: list[tuple[int, ...]] = []
+        self._order = _DocumentOrder()
         self._outstanding: set[FetchRequest] = set()
         self._nodes: dict[FetchRequest, _Node] = {}
         self._visited: dict[str, _Node] = {}
@@ -461,12 +311,12 @@ class DiscoveryFlow:
     @property
     def done(self) -> bool:
         """True when nothing is queued or in flight: the crawl is over."""
-        return not self._queue and not self._outstanding
+        return not self._order and not self._outstanding
 
     @property
     def pending(self) -> int:
         """Requests queued or in flight."""
-        return len(self._queue) + len(self._outstanding)
+        return len(self._order) + len(self._outstanding)
 
     def next_requests(self, limit: int | None = None) -> list[FetchRequest]:
         """The requests ready to be issued now (at most ``limit``), in order.
@@ -475,8 +325,8 @@ class DiscoveryFlow:
         concurrently and answered in any order.
         """
         out: list[FetchRequest] = []
-        while self._queue and (limit is None or len(out) < limit):
-            req = heapq.heappop(self._queue)[2]
+        while self._order and (limit is None or len(out) < limit):
+            req = self._order.pop()
             node = self._nodes.pop(req)
             remaining = self.limits.max_bytes - self.bytes_used
             if remaining <= 0 and req.purpose != "robots":
@@ -486,7 +336,7 @@ class DiscoveryFlow:
                     f"the crawl's byte budget ({self.limits.max_bytes:,} bytes after "
                     "decompression) is spent; raise max_bytes to read more",
                 )
-                self._close_order(req.order)
+                self._order.close(req.order)
                 continue
             if req.purpose == "robots":
                 req = replace(req, max_bytes=MAX_ROBOTS_BYTES)
@@ -557,7 +407,7 @@ class DiscoveryFlow:
         """The outcome of a request: call exactly once per request, after its records."""
         req = response.request
         self._outstanding.remove(req)
-        self._close_order(req.order)
+        self._order.close(req.order)
         node = self._nodes.pop(req)
         node.children = None
         self.bytes_used += response.size
@@ -576,24 +426,14 @@ class DiscoveryFlow:
         in flight. Records come in document order, children in the order their index
         lists them, however the fetches overlap; a request that comes before can only be
         queued by one that is open already, so no later one can block ``order``."""
-        for other in self._open:
-            if other >= order:
-                return False
-            if order[: len(other)] != other:
-                return True
-        return False
-
-    def _close_order(self, order: tuple[int, ...]) -> None:
-        del self._open[bisect.bisect_left(self._open, order)]
+        return self._order.blocked(order)
 
     def _claim(self, req: FetchRequest, parent: _Node | None) -> None:
         key = visit_key(req.url)
         node = _Node(key, parent)
         self._visited[key] = node
         self._nodes[req] = node
-        self._seq += 1
-        heapq.heappush(self._queue, (req.order, self._seq, req))
-        bisect.insort(self._open, req.order)
+        self._order.push(req)
 
     def _skip(self, url: str, parent: str | None, reason: str) -> None:
         tree = self.tree

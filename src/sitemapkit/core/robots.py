@@ -28,13 +28,14 @@ listed sitemap is disallowed for our user agent (RB011).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urljoin, urlsplit
 
 from protego import Protego
 
-from .finding import Finding
+from .finding import Finding, Severity
 from .robotsfile import ABSOLUTE, MAX_ROBOTS_BYTES, split_record
 from .urls import iri_to_uri
 
@@ -222,93 +223,99 @@ def _check_value(
     glued: bool,
     findings: list[Finding],
 ) -> str | None:
-    """The absolute http(s) URI of a ``Sitemap:`` value, or None (reported)."""
+    """The absolute http(s) URI of a ``Sitemap:`` value, or None (reported). The checks
+    run in turn, each reporting what it finds: present, absolute (or resolved), http(s),
+    a valid IRI, written as a URI and not glued to a comment."""
+
+    def report(rule: str, severity: Severity, message: str, loc: str | None) -> None:
+        findings.append(Finding(rule, severity, message, where, line, loc=loc))
+
     if not value:
-        findings.append(
-            Finding("RB003", "error", "Sitemap: line without a URL; line ignored", where, line)
+        report("RB003", "error", "Sitemap: line without a URL; line ignored", None)
+        return None
+    absolute = _absolute(value, base_url, report)
+    if absolute is None:
+        return None
+    uri = _http_uri(absolute, report)
+    if uri is not None:
+        _written_as_uri(absolute, uri, glued, report)
+    return uri
+
+
+_Report = Callable[[str, Severity, str, str | None], None]
+
+
+def _absolute(value: str, base_url: str | None, report: _Report) -> str | None:
+    """``value`` if absolute; else resolved against ``base_url`` (RB003 warning) or None
+    (RB003 error) where it cannot be."""
+    if ABSOLUTE.match(value) is not None:
+        return value
+    # sitemaps.org: "<sitemap_location> should be the complete URL to the Sitemap".
+    base = base_url if base_url is not None and _is_http(base_url) else None
+    if base is None or value.lower().startswith("www."):
+        reason = (
+            "it lacks the scheme; write 'https://' before it"
+            if value.lower().startswith("www.")
+            else "the robots.txt URL is unknown (give --published-at) to resolve it"
+        )
+        report(
+            "RB003",
+            "error",
+            f"Sitemap URL {value!r} is not absolute and was dropped: {reason}",
+            value,
         )
         return None
-    if ABSOLUTE.match(value) is None:
-        # sitemaps.org: "<sitemap_location> should be the complete URL to the Sitemap".
-        base = base_url if base_url is not None and _is_http(base_url) else None
-        if base is None or value.lower().startswith("www."):
-            reason = (
-                "it lacks the scheme; write 'https://' before it"
-                if value.lower().startswith("www.")
-                else "the robots.txt URL is unknown (give --published-at) to resolve it"
-            )
-            findings.append(
-                Finding(
-                    "RB003",
-                    "error",
-                    f"Sitemap URL {value!r} is not absolute and was dropped: {reason}",
-                    where,
-                    line,
-                    loc=value,
-                )
-            )
-            return None
-        resolved = urljoin(base, value)
-        findings.append(
-            Finding(
-                "RB003",
-                "warning",
-                f"Sitemap URL {value!r} is not absolute; it was resolved to {resolved!r} "
-                "against the robots.txt URL, but Google ignores relative values: write the "
-                "complete URL",
-                where,
-                line,
-                loc=value,
-            )
-        )
-        value = resolved
+    resolved = urljoin(base, value)
+    report(
+        "RB003",
+        "warning",
+        f"Sitemap URL {value!r} is not absolute; it was resolved to {resolved!r} "
+        "against the robots.txt URL, but Google ignores relative values: write the "
+        "complete URL",
+        value,
+    )
+    return resolved
+
+
+def _http_uri(value: str, report: _Report) -> str | None:
+    """The URI of an absolute ``value``, or None (RB003) when it is not http(s) or not a
+    valid IRI."""
     scheme = value.split(":", 1)[0].lower()
     if scheme not in ("http", "https"):
-        findings.append(
-            Finding(
-                "RB003",
-                "error",
-                f"Sitemap URL {value!r} is not an http(s) URL; it is not fetched",
-                where,
-                line,
-                loc=value,
-            )
+        report(
+            "RB003",
+            "error",
+            f"Sitemap URL {value!r} is not an http(s) URL; it is not fetched",
+            value,
         )
         return None
     try:
-        uri = iri_to_uri(value)
+        return iri_to_uri(value)
     except ValueError as exc:
-        findings.append(
-            Finding("RB003", "error", f"Invalid sitemap URL: {exc}", where, line, loc=value)
-        )
+        report("RB003", "error", f"Invalid sitemap URL: {exc}", value)
         return None
+
+
+def _written_as_uri(value: str, uri: str, glued: bool, report: _Report) -> None:
+    """RB007: ``value`` is not written as its ``uri``, or a ``#`` follows it directly."""
     if uri != value and uri.lower() != value.lower():
-        findings.append(
-            Finding(
-                "RB007",
-                "warning",
-                f"Sitemap URL {value!r} is not an RFC 3986 URI; Google takes it verbatim. "
-                f"Write {uri!r}",
-                where,
-                line,
-                loc=value,
-            )
+        report(
+            "RB007",
+            "warning",
+            f"Sitemap URL {value!r} is not an RFC 3986 URI; Google takes it verbatim. "
+            f"Write {uri!r}",
+            value,
         )
     elif glued:
         # google/robotstxt strips comments before splitting key and value.
-        findings.append(
-            Finding(
-                "RB007",
-                "warning",
-                f"A '#' directly follows the sitemap URL {value!r}; robots.txt readers take "
-                "it as the start of a comment, so the URL ends before it. Sitemap URLs must "
-                "not contain '#'",
-                where,
-                line,
-                loc=value,
-            )
+        report(
+            "RB007",
+            "warning",
+            f"A '#' directly follows the sitemap URL {value!r}; robots.txt readers take "
+            "it as the start of a comment, so the URL ends before it. Sitemap URLs must "
+            "not contain '#'",
+            value,
         )
-    return uri
 
 
 def _is_http(url: str) -> bool:

@@ -30,14 +30,15 @@ findings (not placed in pieces).
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from ..core.parse import DEFAULT_MAX_BYTES
 from ..core.rules import RULES, expand_ids
 from ..lint.checks import Context
 from ..lint.report import ValidationReport
-from .document import documents
+from .document import Doc, documents
 from .driver import Budget, Tuning, Validator
 from .fetcher import Fetcher, HttpFetcher
 from .online import Online
@@ -105,30 +106,16 @@ def validate(
     >>> [(f.rule, f.line) for f in report.findings]
     [('SM301', 3)]
     """
-    targets: list[str | Path] = [target] if isinstance(target, (str, Path)) else list(target)
-    urls = [published_at] if isinstance(published_at, str) else list(published_at or ())
     active = _active(select, ignore)
-    docs, problems = documents(targets, urls)
-    if problems:
-        raise ValueError(problems[0])
+    docs = _documents(target, published_at)
     hosts = tuple(h.strip() for h in allow_hosts if h.strip())
     ctx = Context(now=_now(now), allow=hosts, strict=strict)
-    own: HttpFetcher | None = None
-    if fetcher is None and (online or check_urls or any(d.path is None for d in docs)):
-        fetcher = own = HttpFetcher(timeout=timeout, concurrency=concurrency)
-    try:
+    needed = online or check_urls or any(d.path is None for d in docs)
+    with _fetching(fetcher, needed, timeout, concurrency) as fetcher:
         checker = None
         if online or check_urls:
-            checker = _checker(
-                check_urls,
-                active,
-                progress,
-                robots_agent,
-                concurrency,
-                timeout,
-                check_limit,
-                fetcher if isinstance(fetcher, HttpFetcher) else None,
-            )
+            options = (robots_agent, concurrency, timeout, check_limit)
+            checker = _checker(check_urls, active, progress, *options, fetcher)
         most = max_findings or 0
         budget = Budget(follow, max_sitemaps, max_bytes, tree_max_bytes, most, excerpts=excerpts)
         validator = Validator(
@@ -136,11 +123,37 @@ def validate(
         )
         validator.on_document = on_document
         report = validator.run(docs)
-    finally:
-        if own is not None:
-            own.close()
     report.findings = [f for f in report.findings if f.rule in active]
     return report
+
+
+def _documents(
+    target: str | Path | Sequence[str | Path], published_at: str | Sequence[str] | None
+) -> list[Doc]:
+    """The documents of ``validate()``'s targets, each with its published URL;
+    ``ValueError`` for the first that cannot be validated."""
+    targets: list[str | Path] = [target] if isinstance(target, (str, Path)) else list(target)
+    urls = [published_at] if isinstance(published_at, str) else list(published_at or ())
+    docs, problems = documents(targets, urls)
+    if problems:
+        raise ValueError(problems[0])
+    return docs
+
+
+@contextmanager
+def _fetching(
+    fetcher: Fetcher | None, needed: bool, timeout: float, concurrency: int
+) -> Iterator[Fetcher | None]:
+    """The fetcher of a validation: the one given (never closed here), else, when
+    ``needed``, an :class:`HttpFetcher` of its own, closed when the validation ends."""
+    if fetcher is not None or not needed:
+        yield fetcher
+        return
+    own = HttpFetcher(timeout=timeout, concurrency=concurrency)
+    try:
+        yield own
+    finally:
+        own.close()
 
 
 def _active(select: Iterable[str] | None, ignore: Iterable[str]) -> set[str]:
@@ -163,14 +176,15 @@ def _checker(
     concurrency: int,
     timeout: float,
     check_limit: int | None,
-    fetcher: HttpFetcher | None,
+    fetcher: Fetcher | None,
 ) -> Online:
+    """The online checks; they share the client of an :class:`HttpFetcher`."""
     from ..io.urlcheck import CheckOptions  # when used: httpx costs startup time
 
     options = CheckOptions(
         robots_agent=robots_agent, concurrency=concurrency, timeout=timeout, check_limit=check_limit
     )
-    runner = fetcher.url_checker(options) if fetcher is not None else None
+    runner = fetcher.url_checker(options) if isinstance(fetcher, HttpFetcher) else None
     return Online(options, check_urls=check_urls, active=active, progress=progress, runner=runner)
 
 
