@@ -79,6 +79,10 @@ class Document:
         n = el.sourceline
         return None if n is None else n + self.line_off
 
+    def judge(self, rule: str, message: str, el: etree._Element, loc: str | None) -> None:
+        """A finding of ``rule`` about element ``el``: at its line, named by its path."""
+        self.findings.add(rule, message, line=self.line(el), loc=loc, at=el)
+
     # -- the entry budget -----------------------------------------------------------------
     #
     # Written once: an entry is counted (``max_entries``, a LimitError), then placed when it

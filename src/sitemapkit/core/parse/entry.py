@@ -172,22 +172,20 @@ class UrlEntries(Entries):
             tag = child.tag
             if not isinstance(tag, str):
                 if isinstance(child, etree._Entity):
-                    self.add(
+                    self.doc.judge(
                         "SM011",
                         f"The entity {child.text} inside <url> is never expanded; it was ignored",
-                        line=self.line(el),
-                        loc=raw,
-                        at=el,
+                        el,
+                        raw,
                     )
                 continue
             name = self.core.get(tag)
             if name is not None:
-                self.add(
+                self.doc.judge(
                     "SM103" if name == "loc" else "SM104",
                     f"<url> has more than one <{name}>; the first one was used",
-                    line=self.line(child),
-                    loc=raw,
-                    at=child,
+                    child,
+                    raw,
                 )
             elif tag != self.tag:  # a nested <url> was reported when it ended
                 ext = self.extensions.classify(child, tag, raw)

@@ -128,12 +128,11 @@ class Extensions:
                 if alternate is not None:
                     alternates.append(alternate)
             elif news_el is not None:
-                self.add(
+                self.doc.judge(
                     "NEWS802",
                     "<url> has more than one <news:news>; the first one was used",
-                    line=self.line(el),
-                    loc=raw,
-                    at=el,
+                    el,
+                    raw,
                 )
             else:
                 news_el = el
@@ -164,13 +163,7 @@ class Extensions:
         found, _ = fields(self.doc, el, ns, _IMAGE_FIELDS, "image:image", "IMG605", raw)
         loc = found.get("loc")
         if loc is None:
-            self.add(
-                "IMG601",
-                "<image:image> has no <image:loc>; image skipped",
-                line=self.line(el),
-                loc=raw,
-                at=el,
-            )
+            self.doc.judge("IMG601", "<image:image> has no <image:loc>; image skipped", el, raw)
             return None
         if loc[0] is None:
             return None
@@ -205,12 +198,11 @@ class Extensions:
                         at=found["loc"][2],
                     )
                     return None
-                self.add(
+                self.doc.judge(
                     "IMG605",
                     f"Invalid <image:{name}>: {exc.detail}. The value was ignored",
-                    line=found[name][1],
-                    loc=raw,
-                    at=found[name][2],
+                    found[name][2],
+                    raw,
                 )
                 kw.pop(name)
 
@@ -219,12 +211,11 @@ class Extensions:
         if news is not None:
             self._news += 1
             if self._news == limits.MAX_NEWS + 1:
-                self.add(
+                self.doc.judge(
                     "NEWS803",
                     f"The sitemap has more than {limits.MAX_NEWS:,} <news:news> entries; split it",
-                    line=self.line(el),
-                    loc=raw,
-                    at=el,
+                    el,
+                    raw,
                 )
         return news
 
@@ -242,12 +233,11 @@ class Extensions:
         )
         line = self.line(el)
         for name in [n for n in found if n in _NEWS_DEPRECATED]:
-            self.add(
+            self.doc.judge(
                 "NEWS808",
                 f"<news:{name}> is not in Google's current news sitemap reference; it was ignored",
-                line=found[name][1],
-                loc=raw,
-                at=found[name][2],
+                found[name][2],
+                raw,
             )
         publication = found.get("publication")
         pub: Fields = {}
@@ -261,7 +251,7 @@ class Extensions:
                 "SM107",
                 raw,
             )
-        values = self._news_required(found, pub, el, line, raw)
+        values = self._news_required(found, pub, el, raw)
         if values is None:
             return None
         when = date(
@@ -295,7 +285,6 @@ class Extensions:
         found: Fields,
         pub: Fields,
         el: etree._Element,
-        line: int | None,
         raw: str | None,
     ) -> dict[str, str] | None:
         """Google: name and language of the publication, publication_date and title are
@@ -315,20 +304,17 @@ class Extensions:
                     f"<{what}>" if has_publication or source is not pub else "<news:publication>"
                 )
                 holder = publication if has_publication and source is pub else None
-                self.add(
+                self.doc.judge(
                     "NEWS801",
                     f"<news:news> has no {missing}; news skipped",
-                    line=line if holder is None else holder[1],
-                    loc=raw,
-                    at=el if holder is None else holder[2],
+                    el if holder is None else holder[2],
+                    raw,
                 )
                 return None
             if item[0] is None:
                 return None
             if not item[0]:
-                self.add(
-                    "NEWS807", f"Empty <{what}>; news skipped", line=item[1], loc=raw, at=item[2]
-                )
+                self.doc.judge("NEWS807", f"Empty <{what}>; news skipped", item[2], raw)
                 return None
             values[key] = item[0]
         return values

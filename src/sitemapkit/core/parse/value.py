@@ -78,21 +78,16 @@ def value(doc: Document, el: etree._Element, loc: str | None) -> str | None:
     name = split(tag_of(el))[1]
     for child in el:
         if isinstance(child, etree._Entity):
-            doc.findings.add(
+            doc.judge(
                 "SM011",
                 f"<{name}> uses the entity {child.text}, which is never "
                 "expanded; the value was ignored",
-                line=doc.line(el),
-                loc=loc,
-                at=el,
+                el,
+                loc,
             )
             return None
-    doc.findings.add(
-        "SM107",
-        f"<{name}> must hold text only, not elements; the value was ignored",
-        line=doc.line(el),
-        loc=loc,
-        at=el,
+    doc.judge(
+        "SM107", f"<{name}> must hold text only, not elements; the value was ignored", el, loc
     )
     return None
 

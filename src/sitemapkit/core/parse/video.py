@@ -111,12 +111,11 @@ def _has_required(
         if item is None or not item[0]:
             if item is None or item[0] is not None:  # None: markup, reported already
                 state = "has no" if item is None else "has an empty"
-                doc.findings.add(
+                doc.judge(
                     "VID701",
                     f"<video:video> {state} <video:{name}>; video skipped",
-                    line=line if item is None else item[1],
-                    loc=raw,
-                    at=el if item is None else item[2],
+                    el if item is None else item[2],
+                    raw,
                 )
             return False
     if "content_loc" not in found and "player_loc" not in found:
@@ -185,24 +184,17 @@ def _relationships(doc: Document, found: Fields, kw: _Kw, raw: str | None) -> No
             continue
         relationship = item[2].get("relationship")
         if relationship is None:
-            doc.findings.add(
+            doc.judge(
                 rule,
                 f"<video:{name}> has no relationship attribute (allow or deny); it was ignored",
-                line=item[1],
-                loc=raw,
-                at=item[2],
+                item[2],
+                raw,
             )
             continue
         try:
             kw[name] = cls(relationship.strip(), item[0])  # type: ignore[arg-type]
         except InvalidValue as exc:
-            doc.findings.add(
-                rule,
-                f"Invalid <video:{name}>: {exc.detail}. It was ignored",
-                line=item[1],
-                loc=raw,
-                at=item[2],
-            )
+            doc.judge(rule, f"Invalid <video:{name}>: {exc.detail}. It was ignored", item[2], raw)
 
 
 def _tags(
