@@ -11,6 +11,7 @@ to and from the JSON record shape that ``sitemapkit read`` prints and
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
 from collections.abc import Callable, Iterable, Mapping
@@ -630,23 +631,16 @@ class SitemapRef:
 # lookups and __post_init__. These are for sitemapkit's own readers, not the public API.
 
 _new = object.__new__
-_URL_SET: Final = tuple(
-    Url.__dict__[name].__set__
-    for name in (
-        "loc",
-        "lastmod",
-        "changefreq",
-        "priority",
-        "images",
-        "videos",
-        "news",
-        "alternates",
-    )
-)
-_REF_SET: Final = tuple(SitemapRef.__dict__[name].__set__ for name in ("loc", "lastmod"))
-_IMAGE_SET: Final = tuple(
-    Image.__dict__[name].__set__ for name in ("loc", "caption", "geo_location", "title", "license")
-)
+
+
+def _setters(cls: type) -> tuple[Any, ...]:
+    """The slot setters of ``cls``'s fields, in declaration order (the order __init__ takes)."""
+    return tuple(cls.__dict__[f.name].__set__ for f in dataclasses.fields(cls))
+
+
+_URL_SET: Final = _setters(Url)
+_REF_SET: Final = _setters(SitemapRef)
+_IMAGE_SET: Final = _setters(Image)
 
 
 def trusted_url(
