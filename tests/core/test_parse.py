@@ -326,6 +326,12 @@ def test_namespace_variants_are_read_with_sm101(ns: bytes, expect: str) -> None:
     assert rules(findings) == ["SM101"]
     assert expect in findings[0].message
     assert findings[0].line == 2
+    # read: nothing was lost, so a warning; validated: the catalogue's error
+    assert findings[0].severity == "warning"
+    _, checked, _ = parse_bytes(urlset(url("https://example.com/a"), ns=ns), purpose="validate")
+    assert [(f.rule, f.severity) for f in checked] == [("SM101", "error")]
+    with pytest.raises(ParseError, match="SM101"):  # strict reads by the catalogue
+        parse_bytes(urlset(url("https://example.com/a"), ns=ns), strict=True)
 
 
 def test_sitemap_index() -> None:
@@ -997,7 +1003,8 @@ def test_alternate_problems() -> None:
     ],
 )
 def test_strict_raises_at_first_error(name: str) -> None:
-    tolerant = parse(CORPUS[name], source="s.xml")[1]
+    # strict reads by the catalogue's severities: the validator's, not the reader's
+    tolerant = parse(CORPUS[name], source="s.xml", purpose="validate")[1]
     first = next(f for f in tolerant if f.severity == "error")
     with pytest.raises(ParseError) as info:
         parse(CORPUS[name], source="s.xml", strict=True)

@@ -295,6 +295,7 @@ class Validator:
             max_bytes=self.budget.max_bytes,
             max_findings=self.tuning.keep_per_rule,
             summarize=False,
+            purpose="validate",
         )
         fc = FileChecks(where, ctx, self.shared)
         batches = self._feed(parser, fc, data, where)

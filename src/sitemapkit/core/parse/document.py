@@ -79,9 +79,18 @@ class Document:
         n = el.sourceline
         return None if n is None else n + self.line_off
 
-    def judge(self, rule: str, message: str, el: etree._Element, loc: str | None) -> None:
-        """A finding of ``rule`` about element ``el``: at its line, named by its path."""
-        self.findings.add(rule, message, line=self.line(el), loc=loc, at=el)
+    def judge(
+        self,
+        rule: str,
+        message: str,
+        el: etree._Element,
+        loc: str | None,
+        *,
+        lost: bool | None = None,
+    ) -> None:
+        """A finding of ``rule`` about element ``el``: at its line, named by its path
+        (``lost``: as :meth:`Findings.add` takes it)."""
+        self.findings.add(rule, message, line=self.line(el), loc=loc, at=el, lost=lost)
 
     # -- the entry budget -----------------------------------------------------------------
     #

@@ -37,7 +37,10 @@ def _namespace(doc: Document, root: etree._Element, ns: str, local: str) -> None
     else:
         why = f"namespace {ns!r}"
     doc.findings.add(
-        "SM101", f'<{local}> uses {why}; use xmlns="{SITEMAP_NS}"', line=doc.line(root)
+        "SM101",
+        f'<{local}> uses {why}; use xmlns="{SITEMAP_NS}"',
+        line=doc.line(root),
+        lost=False,  # the entries are read all the same
     )
 
 

@@ -66,12 +66,20 @@ class Findings:
         attr: str | None = None,
         severity: Severity | None = None,
         fatal: bool | None = None,
+        lost: bool | None = None,
     ) -> None:
         """Record a finding of ``rule``; raise when it is ``fatal`` (by default: an error in
         strict mode). ``at`` is the element the finding judges (``attr``: its attribute),
-        named in the finding by its path inside the entry (:func:`element_path`)."""
+        named in the finding by its path inside the entry (:func:`element_path`).
+
+        ``severity`` is the validator's (by default the catalogue's); ``lost`` says whether
+        the reader dropped something (an entry, a value, the rest of the document) and is
+        by default whether that severity is an error. When reading (not strict), the
+        finding is an error exactly when something was lost."""
         sev = severity or catalogue_severity(rule)
         settings = self.settings
+        if settings.purpose == "read" and not settings.strict and lost is not None:
+            sev = "error" if lost else "warning"
         cap = settings.max_findings
         n = self._counts[rule] = self._counts.get(rule, 0) + 1
         if not cap or n <= cap:

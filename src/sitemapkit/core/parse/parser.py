@@ -24,7 +24,7 @@ from .feed import AtomEntries, RssItems
 from .findings import Findings
 from .prolog import Opening, Prolog, kind_of
 from .scanner import Scanner
-from .settings import ParseSettings
+from .settings import ParseSettings, Purpose
 from .text import Text
 from .tree import Entries, Tree, split, tag_of
 
@@ -81,7 +81,11 @@ class SitemapParser:
     ``max_findings`` lists at most that many findings per rule (0: all); the rest are
     counted in :attr:`unlisted` and, with ``summarize``, in one last finding of their rule.
     ``fast=False`` builds every record through the model's checks (the same records and
-    findings, slower; tests compare both ways).
+    findings, slower; tests compare both ways). ``purpose`` says whose severities the
+    findings carry: ``"read"`` (an error means an entry or value was dropped or the
+    document was not read whole; a value kept although off the specification is a
+    warning) or ``"validate"`` (the catalogue's, spec/RULES.md). Strict mode always uses
+    the catalogue's.
 
     Raises :class:`~sitemapkit.errors.LimitError` when a budget is exceeded and
     :class:`~sitemapkit.errors.ParseError` when there is nothing to read (an HTML page, an
@@ -108,10 +112,11 @@ class SitemapParser:
         max_findings: int = DEFAULT_MAX_FINDINGS,
         summarize: bool = True,
         fast: bool = True,
+        purpose: Purpose = "read",
     ) -> None:
         #: The settings as given, read (never copied) by the shell and its readers.
         self.settings = settings = ParseSettings(
-            source, base_url, strict, max_bytes, max_entries, max_findings, summarize, fast
+            source, base_url, strict, max_bytes, max_entries, max_findings, summarize, fast, purpose
         )
         self._findings = Findings(settings)
         #: The findings so far, in the order they were made.
@@ -279,6 +284,7 @@ class ParseKeywords(TypedDict, total=False):
     strict: bool
     max_bytes: int
     max_entries: int
+    purpose: Purpose
 
 
 def parse_bytes(
