@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,15 +33,6 @@ def index(*locs: str) -> str:
 
 def url(loc: str, extra: str = "") -> str:
     return f"<url><loc>{loc}</loc>{extra}</url>"
-
-
-@pytest.fixture
-def site() -> Iterator[Site]:
-    s = Site()
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 def _json(args: list[str]) -> tuple[int, dict[str, Any]]:
@@ -74,6 +64,7 @@ def test_a_site_root_is_validated_through_robots_txt_not_as_its_html_home_page(
         ("SM301", site.url("/b.xml"), 3)
     ]
     assert site.count("/") == 0  # the home page is not a sitemap: never requested
+    assert site.connections == 1  # one fetcher, robots.txt included
     assert not doc["summary"]["unreadable"]
 
 
@@ -220,6 +211,21 @@ def test_a_local_robots_txt_fetches_what_is_not_beside_it_only_online(
     assert site.count("/s.xml") >= 1
 
 
+def test_online_checks_a_local_robots_txts_sitemaps_where_they_are_published(
+    site: Site, tmp_path: Path
+) -> None:
+    robots = tmp_path / "robots.txt"
+    robots.write_text(f"Sitemap: {site.url('/s.xml')}\n")
+    (tmp_path / "s.xml").write_text(urlset(url(site.url("/a"))))
+    site["/s.xml"] = Reply(404, b"")
+    code, doc = _json([str(robots), "--published-at", site.url("/robots.txt"), "--online"])
+    assert code == 0 and doc["summary"]["files"] == 2
+    # the sitemap beside it is validated locally, its published copy is requested: SM012;
+    # the robots.txt is not a sitemap: its own URL is not checked as one
+    assert [(f["rule"], Path(f["file"]).name) for f in doc["findings"]] == [("SM012", "s.xml")]
+    assert "404" in doc["findings"][0]["message"]
+
+
 def test_a_robots_txt_is_known_by_its_content_too(tmp_path: Path) -> None:
     (tmp_path / "crawl-rules.txt").write_text("User-agent: *\nSitemap: /s.xml\n")
     code, doc = _json([str(tmp_path / "crawl-rules.txt")])
@@ -327,6 +333,20 @@ def test_children_found_by_name_are_checked_at_the_url_the_index_lists(tmp_path:
     assert code == 1
     assert [(f["rule"], f["line"], f["loc"]) for f in doc["findings"]] == [
         ("SM213", 4, "https://example.com/shop/b")  # outside the child's own folder
+    ]
+
+
+def test_a_child_whose_name_is_the_index_s_own_is_noted_not_taken_for_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "sitemap.xml").write_text(index("https://example.com/news/sitemap.xml"))
+    report = validate(tmp_path / "sitemap.xml")
+    assert report.files == [str(tmp_path / "sitemap.xml")] and report.findings == []
+    assert report.not_checked == [
+        (
+            "https://example.com/news/sitemap.xml",
+            "the file of its name beside the index is the index itself",
+        )
     ]
 
 

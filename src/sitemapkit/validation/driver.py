@@ -277,6 +277,9 @@ class Validator:
                 out.append(Doc(child, child))
                 continue
             local = beside(doc.path, doc.url, child)
+            if doc.url is None and isinstance(local, Path) and local.samefile(doc.path):
+                # by name, a child in a subfolder (news/sitemap.xml) finds the index itself
+                local = "the file of its name beside the index is the index itself"
             if isinstance(local, Path):
                 out.append(Doc(str(local), child, local))
             elif self.fetcher is not None:
@@ -288,9 +291,8 @@ class Validator:
     # -- one document: read → passes → merge → locate → cap ------------------------------
 
     def _one(self, doc: Doc) -> _Outcome | None:
-        online = self.online
-        if online is not None and online.sitemaps and doc.url is not None and is_http(doc.url):
-            self.report.findings.extend(online.sitemap(doc.url, doc.where, doc.path, self.ctx))
+        if doc.path is None:
+            self._online_sitemap(doc)  # a URL: checked even when it cannot be fetched
         read = self._read(doc)
         if read is None:
             return None
@@ -298,10 +300,12 @@ class Validator:
         if url is not None:
             doc.url = url
         where = doc.where
-        if doc.path is not None and is_robots(where, doc.url, data[:8192]):
-            listed, findings = site.check_robots(data, where, doc.url, agent=self.agent)
-            self._robots_report(where, data, findings)
-            return _Outcome("robots", [(u, None, None) for u in listed])
+        if doc.path is not None:
+            if is_robots(where, doc.url, data[:8192]):
+                listed, findings = site.check_robots(data, where, doc.url, agent=self.agent)
+                self._robots_report(where, data, findings)
+                return _Outcome("robots", [(u, None, None) for u in listed])
+            self._online_sitemap(doc)  # a local sitemap's published copy
         self.report.files.append(where)
         ctx = replace(self.ctx, url=doc.url, modified=modified)
         passes = self._passes(doc, ctx, data)
@@ -324,6 +328,12 @@ class Validator:
         if self.budget.excerpts:
             _excerpts(self.report, where, passes.plain, own)
         return _Outcome(kind, children)
+
+    def _online_sitemap(self, doc: Doc) -> None:
+        """SM012 for a sitemap's URL, with ``--online``."""
+        online = self.online
+        if online is not None and online.sitemaps and doc.url is not None and is_http(doc.url):
+            self.report.findings.extend(online.sitemap(doc.url, doc.where, doc.path, self.ctx))
 
     def _read(self, doc: Doc) -> tuple[bytes, dt.datetime | None, str | None] | None:
         """(bytes, modified, URL) of a document, or None (reported) when it cannot be read."""
