@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import gzip
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from lxml import etree
+
+from .site import Site
 
 NS = {
     "s": "http://www.sitemaps.org/schemas/sitemap/0.9",
@@ -64,6 +67,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 @pytest.fixture
 def out(tmp_path: Path) -> Path:
     return tmp_path / "public"
+
+
+@pytest.fixture
+def site() -> Iterator[Site]:
+    """The loopback server of :mod:`tests.site`, closed after the test."""
+    s = Site()
+    try:
+        yield s
+    finally:
+        s.close()
 
 
 SM = "http://www.sitemaps.org/schemas/sitemap/0.9"

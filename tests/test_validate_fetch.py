@@ -7,9 +7,6 @@ from __future__ import annotations
 import gzip
 import threading
 import time
-from collections.abc import Iterator
-
-import pytest
 
 from sitemapkit.core.compression import STEP
 from sitemapkit.io.fetch import FetchOptions
@@ -31,15 +28,6 @@ def urlset(site: Site, *paths: str) -> bytes:
 def index(site: Site, *paths: str) -> bytes:
     rows = "".join(f"<sitemap><loc>{site.url(p)}</loc></sitemap>\n" for p in paths)
     return (HEAD + f"<sitemapindex {NS}>\n{rows}</sitemapindex>\n").encode()
-
-
-@pytest.fixture
-def site() -> Iterator[Site]:
-    s = Site()
-    try:
-        yield s
-    finally:
-        s.close()
 
 
 def test_a_stalled_server_fails_within_the_timeout_naming_url_and_timeout(site: Site) -> None:

@@ -15,7 +15,6 @@ again; one that leads back to itself is a cycle (SM506).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +23,9 @@ from typing import TYPE_CHECKING, TypedDict, Unpack
 from .core.finding import Finding, Severity
 from .core.model import SitemapRef, Url, trusted_ref
 from .core.parse import DEFAULT_MAX_BYTES, SitemapParser, parse_bytes
-from .core.robots import MAX_ROBOTS_BYTES, is_robots_name, looks_like_robots, parse_robots
+from .core.robots import MAX_ROBOTS_BYTES, parse_robots
 from .errors import InputError
+from .io import target as kinds
 from .io.files import open_input
 
 if TYPE_CHECKING:  # not imported at run time: reading files does not need discovery
@@ -41,8 +41,6 @@ __all__ = [
     "read_file",
     "read_targets",
 ]
-
-_URL: re.Pattern[str] = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +108,7 @@ def _file_batches(
         raise InputError(f"cannot open {where!r}: {exc.strerror}", where=where) from None
     rep = report if report is not None else ReadReport()
     head = stream.peek(8192)[:8192] if hasattr(stream, "peek") else b""
-    named = is_robots_name(path) or (published_at is not None and is_robots_name(published_at))
-    if named or (head[:1] not in (b"<", b"\x1f") and looks_like_robots(head)):
+    if kinds.is_robots(path, published_at, head):
         with stream:
             data = stream.read(MAX_ROBOTS_BYTES + 1)
         yield from _robots_batch(data, where, published_at, rep)
@@ -150,12 +147,7 @@ def _robots_batch(
     report.sitemaps.append(where)
     report.findings.extend(parsed.findings)
     if not parsed.sitemaps:
-        markup = data.lstrip()[:1] == b"<"
-        why = (
-            "it starts with '<': an HTML or XML page, not a robots.txt"
-            if markup
-            else "the robots.txt has no Sitemap: line"
-        )
+        why = kinds.no_sitemap_line(data)
         report.findings.append(
             Finding("SM012", "warning", f"No sitemap found: {why}; nothing was read", where)
         )
@@ -228,7 +220,7 @@ def read_targets(
     rep = report if report is not None else ReadReport()
     walk = _LocalWalk(follow=follow, strict=strict, offline=offline, report=rep)
     for target, published_at in targets:
-        if _URL.match(target) and not Path(target).exists():
+        if kinds.is_url(target):
             if offline:
                 raise InputError(
                     f"{target!r} is a URL and --offline reads local files only",
@@ -236,28 +228,10 @@ def read_targets(
                     hint="leave out --offline to fetch it",
                 )
             yield from _url_batches(target, follow=follow, strict=strict, report=rep)
-        elif target != "-" and Path(target).is_dir():
+        elif kinds.is_folder(target):
             yield from walk.folder(Path(target), published_at)
         elif target == "-" or "file:" + _resolved(target) not in walk.done:
             yield from walk.document(target, published_at, ())
-
-
-#: The files of a folder read as sitemaps (a robots.txt in it is its entry instead).
-_SITEMAP_SUFFIXES = (".xml", ".xml.gz", ".txt", ".txt.gz")
-
-
-def _is_index(path: Path) -> bool:
-    """A cheap look at a file's start: does it open a ``<sitemapindex>``?"""
-    import zlib
-
-    with open(path, "rb") as f:
-        head = f.read(1 << 16)
-    if head[:2] == b"\x1f\x8b":
-        try:
-            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 1 << 16)
-        except zlib.error:
-            return False
-    return b"<sitemapindex" in head[:4096] or b":sitemapindex" in head[:4096]
 
 
 def _url_batches(
@@ -309,29 +283,24 @@ class _LocalWalk:
     ) -> Iterator[tuple[str, Sequence[Url | SitemapRef]]]:
         """A build folder: its robots.txt, else every sitemap file in it, indexes first
         (their children beside them are read through them, once), in name order."""
-        base = None if url is None else (url if url.endswith("/") else url + "/")
-        robots = folder / "robots.txt"
-        if robots.is_file():
-            yield from self.document(str(robots), _join(base, "robots.txt"), ())
+        robots = kinds.folder_robots(folder)
+        if robots is not None:
+            yield from self.document(str(robots), kinds.join_url(url, robots.name), ())
             return
-        files = sorted(
-            (p for p in folder.iterdir() if p.is_file() and p.name.endswith(_SITEMAP_SUFFIXES)),
-            key=lambda p: (not _is_index(p), p.name),
-        )
+        files = kinds.folder_sitemaps(folder)
         if not files:
             self.report.findings.append(
                 Finding(
                     "SM012",
                     "warning",
-                    "No sitemap found: the folder holds no robots.txt and no sitemap file "
-                    "(*.xml, *.xml.gz, *.txt, *.txt.gz); nothing was read",
+                    f"No sitemap found: {kinds.EMPTY_FOLDER}; nothing was read",
                     str(folder),
                 )
             )
             return
         for path in files:
             if "file:" + _resolved(str(path)) not in self.done:
-                yield from self.document(str(path), _join(base, path.name), ())
+                yield from self.document(str(path), kinds.join_url(url, path.name), ())
 
     def _children(
         self,
@@ -391,31 +360,14 @@ class _Local:
     path: str
 
 
-def _join(base: str | None, name: str) -> str | None:
-    from urllib.parse import quote
-
-    return None if base is None else base + quote(name)
-
-
 def _resolved(path: str) -> str:
     return path if path == "-" else str(Path(path).resolve())
 
 
 def _beside(index: str, url: str | None, child: str) -> _Local | str:
-    """The local file of ``child`` beside the index at ``index``, or why there is none.
-
-    With the index's URL known, the rule of ``validate`` (the child's URL under the
-    index's directory URL, at the same path below the index's folder); without it, the
-    rule of ``write`` (the file of the same name beside it).
-    """
-    if url is None:
-        from .io.sources.sitemap import local_child
-
-        name = local_child(index, child)
-        return _Local(name) if name is not None else "no file of its name beside the index"
-    from .validation.document import Doc, mirror
-
-    found = mirror(Doc(index, url, Path(index)), child)
+    """The local file of ``child`` beside the index at ``index``, or why there is none
+    (:func:`sitemapkit.io.target.beside`)."""
+    found = kinds.beside(index, url, child)
     return _Local(str(found)) if isinstance(found, Path) else found
 
 

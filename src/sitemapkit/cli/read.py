@@ -7,13 +7,13 @@ import io
 import json
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from pathlib import Path
 from typing import IO, Any
 
 import click
 
 from .. import ReadReport, SitemapError, SitemapRef, Url
 from ..io.sources.record import CSV_COLUMNS
+from ..io.target import is_url
 from ..reader import read_targets
 from .status import EXIT_INPUT, EXIT_UNREADABLE, Exit
 
@@ -171,14 +171,14 @@ def read_cmd(
     recoverable printed; a cycle of indexes is one); 3 nothing could be read (nothing
     found: the finding says what was tried).
     """
-    local = [t for t in targets if not _is_url(t)]
+    local = [t for t in targets if not is_url(t)]
     if published_at and len(published_at) != len(local):
         raise click.UsageError(
             f"{len(published_at)} --published-at URLs for {len(local)} local targets; give "
             "one per local target, in order"
         )
     urls = iter(published_at)
-    pairs = [(t, None if _is_url(t) else next(urls, None)) for t in targets]
+    pairs = [(t, None if is_url(t) else next(urls, None)) for t in targets]
     report = ReadReport()
     out = sys.stdout.buffer
     seen = 0
@@ -230,10 +230,6 @@ def exit_status(report: ReadReport, seen: int) -> int:
     if seen or report.dropped or all(f.rule in _LINKS for f in lost):
         return EXIT_INPUT
     return EXIT_UNREADABLE
-
-
-def _is_url(target: str) -> bool:
-    return "://" in target[:12] and not Path(target).exists()
 
 
 def _print_tree(report: ReadReport, seen: int) -> None:

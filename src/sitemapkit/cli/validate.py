@@ -1,4 +1,4 @@
-"""cli: ``sitemapkit validate``: check sitemaps, build folders and URLs against every rule."""
+"""cli: ``sitemapkit validate``: check sitemaps, robots.txt, build folders, URLs and sites."""
 
 from __future__ import annotations
 
@@ -22,8 +22,9 @@ from .status import EXIT_INPUT, EXIT_UNREADABLE, Exit
     "published_at",
     multiple=True,
     metavar="URL",
-    help="The URL a local file is published at (enables the location rules and finds an "
-    "index's children beside it). Once for the first file, or once per file.",
+    help="The URL a local file or folder is published at (enables the location rules and "
+    "finds an index's children beside it by their URLs). Once for the first local target, "
+    "or once per local target.",
 )
 @option.choice(
     "--format",
@@ -132,26 +133,32 @@ def validate_cmd(
     check_limit: int | None,
     output: str | None,
 ) -> None:
-    """Validate sitemap files, URLs, or a whole set (an index and its children).
+    """Validate each TARGET and what it leads to, as one set: a sitemap file, a robots.txt
+    (its Sitemap: lines, then the sitemaps it lists), a folder (its robots.txt, else every
+    sitemap file in it, indexes first), a sitemap URL, a robots.txt URL, or a site (its
+    robots.txt, else the known sitemap paths). The targets are those `read` takes.
 
     \b
     Examples:
       sitemapkit validate sitemap.xml
       sitemapkit validate public/sitemap.xml --published-at https://example.com/sitemap.xml
+      sitemapkit validate https://example.com/
+      sitemapkit validate public/ public/robots.txt
       sitemapkit validate https://example.com/sitemap.xml --format sarif -o sitemap.sarif
       sitemapkit validate a.xml b.xml.gz --ignore SM3 --fail-on warning --format github
       sitemapkit validate https://example.com/sitemap.xml --check-urls --check-limit 500
 
-    A local index validated with --published-at reads each child whose URL lies under
-    the index's directory URL from the matching path beside it, so a build folder is
-    checked before it is deployed; a child that is not there is noted, not an error.
+    A local index finds its children beside it: under its URL (--published-at), else by
+    file name (a note names the rules that needed its URL). A child not there is noted,
+    not an error. --select/--ignore take the robots.txt rules (RB003-RB011) too.
 
     --online and --check-urls report warnings (SM012, SM217, HRE908, VID718, VID719);
     robots.txt of each site is read once, and a disallowed URL is not requested. An
     HTML page costs a HEAD and a GET that reads only its <head>.
 
     Exit codes: 0 no finding at or above --fail-on; 1 findings at or above it;
-    2 usage error; 3 a target could not be read.
+    2 usage error; 3 a target could not be read, or led to no sitemap (the SM012
+    finding says what was tried).
     """
     status = StatusLine.on_terminal()
     try:

@@ -8,7 +8,9 @@ its line, and walks sitemap indexes into their children.
 - :mod:`.api`: :func:`validate`, the front door.
 - :mod:`.driver`: the set's documents one by one: read → passes → merge → locate → cap.
 - :mod:`.merge`: one document's findings from its passes (severities, dedupe, caps).
-- :mod:`.document`: targets and the URLs they are known as; index children in a build folder.
+- :mod:`.document`: targets and the URLs they are known as (:mod:`sitemapkit.io.target`
+  decides what a target is).
+- :mod:`.site`: URL targets through the discovery flow; a robots.txt's ``Sitemap:`` lines.
 - :mod:`.fetcher`: :class:`Fetcher` and :class:`HttpFetcher`.
 - :mod:`.online`: the online checks (SM012, and the entries' URLs with ``check_urls``).
 - :mod:`.process`: the tree pass of large documents in a child process.

@@ -1,5 +1,15 @@
 """validation: ``validate()``, the front door — arguments checked, the driver set up and run.
 
+**Targets** are those ``read`` takes (:mod:`sitemapkit.io.target` decides): a file (a
+sitemap, or a robots.txt by its name, URL or content), a folder (its robots.txt, else its
+sitemap files, indexes first), a sitemap URL, a robots.txt URL or a site (its robots.txt,
+else the known paths: :mod:`.site`). A robots.txt's ``Sitemap:`` lines are checked (RB003-
+RB011 of ``spec/DISCOVERY.md``, selected and ignored by id like the others), then the
+sitemaps it lists. A local index finds its children beside it: by their URLs under its own
+(``published_at``), else by file name, validated at the URLs it lists, and one note names
+the rules that needed its own URL (SM504, SM505). A target that leads to no sitemap is
+unreadable, with an SM012 finding that says what was tried.
+
 **Online.** Offline (the default) nothing but URL targets is fetched: a local file never
 is. ``online=True`` checks the URL of every sitemap of the set as a crawler meets it
 (SM012): a local file's published copy must answer 200 within 5 redirects (status only:
@@ -42,6 +52,7 @@ from .document import Doc, documents
 from .driver import Budget, Tuning, Validator
 from .fetcher import Fetcher, HttpFetcher
 from .online import Online
+from .site import ROBOTS_RULES
 
 __all__ = ["ValidationReport", "validate"]
 
@@ -72,19 +83,20 @@ def validate(
     max_findings: int | None = 1_000,
     tuning: Tuning | None = None,
 ) -> ValidationReport:
-    """Validate sitemap files or URLs, and every child of the indexes among them.
+    """Validate sitemaps, robots.txt files, folders and sites, and their indexes' children.
 
     ``target`` is a path, a URL, or a list of them, validated as one set (set-level rules:
-    nested indexes, cycles, duplicates across files, hreflang reciprocity). ``published_at``
-    is the URL a local file is (or will be) published at: the location rules need it, and
-    a local index finds its children beside it. ``allow_hosts`` waives the location rules
-    for other hosts (SM214). ``select``/``ignore`` take rule ids or prefixes (``SM2``);
-    SM404 runs only when selected. ``now`` (aware) is the time the date heuristics compare
-    with (default: the current time, read once). URLs are fetched with ``fetcher``
-    (default: an :class:`HttpFetcher` with ``timeout`` per request, whose client and
-    connection pool the online checks share; a fetcher given is not closed and the online
-    checks then have a client of their own, unless it is an :class:`HttpFetcher`);
-    ``follow=False`` validates the targets only.
+    nested indexes, cycles, duplicates across files, hreflang reciprocity): the targets
+    :func:`~sitemapkit.read` takes (see **Targets** in :mod:`sitemapkit.validation.api`).
+    ``published_at`` is the URL a local file (or folder) is (or will be) published at:
+    the location rules need it, and a local index finds its children beside it by it.
+    ``allow_hosts`` waives the location rules for other hosts (SM214). ``select`` and
+    ``ignore`` take rule ids or prefixes (``SM2``); SM404 runs only when selected.
+    ``now`` (aware) is the time the date heuristics compare with (default: the current
+    time, read once). URLs are fetched with ``fetcher`` (default: an :class:`HttpFetcher`
+    with ``timeout`` per request, whose client and connection pool the online checks
+    share; a fetcher given is not closed and the online checks then have a client of their
+    own, unless it is an :class:`HttpFetcher`); ``follow=False`` validates the targets only.
     ``excerpts`` keeps each finding's source line for the text report. ``max_findings``
     caps the findings listed per rule and document (``None`` or 0: all); the others are
     counted in ``report.omitted`` and noted. The online checks (``online``,
@@ -121,7 +133,7 @@ def validate(
         validator = Validator(
             ctx, budget, fetcher=fetcher, online=checker, active=active, tuning=tuning
         )
-        validator.on_document = on_document
+        validator.on_document, validator.agent = on_document, robots_agent
         report = validator.run(docs)
     report.findings = [f for f in report.findings if f.rule in active]
     return report
@@ -158,14 +170,39 @@ def _fetching(
 
 def _active(select: Iterable[str] | None, ignore: Iterable[str]) -> set[str]:
     """The rules a validation reports: those selected (default: the default ones), less
-    those ignored; ``ValueError`` for an unknown id."""
-    selected = expand_ids(select) if select is not None else None
-    ignored = expand_ids(ignore)
-    return {
+    those ignored; ``ValueError`` for an unknown id. The robots.txt rules (``RB…``, of
+    ``spec/DISCOVERY.md``) are selected and ignored by id or prefix as the others."""
+    sel = None if select is None else _tokens(select)
+    ign = _tokens(ignore)
+    selected = None if sel is None else expand_ids(t for t in sel if not _is_rb(t))
+    ignored = expand_ids(t for t in ign if not _is_rb(t))
+    robots = {
+        rid for rid in ROBOTS_RULES if (sel is None or _names(sel, rid)) and not _names(ign, rid)
+    }
+    return robots | {
         rid
         for rid, rule in RULES.items()
         if rid not in ignored and (rid in selected if selected is not None else rule.default)
     }
+
+
+def _tokens(patterns: Iterable[str]) -> list[str]:
+    """The rule ids and prefixes of ``--select``/``--ignore`` values; ``ValueError`` for
+    a robots.txt one (``RB…``) that names no rule."""
+    out = [t for raw in patterns for t in raw.replace(",", " ").split()]
+    for token in out:
+        if _is_rb(token) and not _names([token], *ROBOTS_RULES):
+            raise ValueError(f"{token!r} names no rule; robots.txt rule ids look like RB003")
+    return out
+
+
+def _is_rb(token: str) -> bool:
+    return token.upper().startswith("RB")
+
+
+def _names(tokens: Iterable[str], *rules: str) -> bool:
+    """Whether a robots.txt id or prefix among ``tokens`` names one of ``rules``."""
+    return any(rid.startswith(t.upper()) for t in tokens if _is_rb(t) for rid in rules)
 
 
 def _checker(

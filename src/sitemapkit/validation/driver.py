@@ -26,7 +26,8 @@ from ..core.finding import Finding
 from ..core.parse import Record, SitemapParser
 from ..core.probe import is_http
 from ..core.rules import severity
-from ..errors import FetchError, LimitError, SitemapError
+from ..errors import FetchError, InputError, LimitError, SitemapError
+from ..io.target import EMPTY_FOLDER, beside, folder_robots, folder_sitemaps, is_robots, join_url
 from ..lint import tree
 from ..lint.checks import (
     Context,
@@ -44,8 +45,8 @@ from ..lint.checks import (
 )
 from ..lint.report import ValidationReport, sort_findings
 from ..lint.tree import KEEP_PER_RULE, PIECE, PIECES_FROM, Scan, TreeLimits
-from . import merge
-from .document import Doc, mirror
+from . import merge, site
+from .document import Doc
 from .fetcher import Fetcher
 from .online import Online
 from .process import FAILURES, TreeProcess, two_cores
@@ -137,6 +138,10 @@ class Validator:
     ) -> None:
         self.ctx, self.budget, self.fetcher, self.online = ctx, budget, fetcher, online
         self.active = active
+        #: The crawler a robots.txt's rules are read for (RB011).
+        self.agent = "Googlebot"
+        #: Local indexes validated without their URL (the rules that need it: one note).
+        self.unplaced: list[str] = []
         self.tuning = tuning = tuning or Tuning()
         self.limits = tuning.tree
         self.report = ValidationReport()
@@ -174,6 +179,8 @@ class Validator:
             for f in self.shared.finish()
         )
         report.notes.extend(self.shared.notes)
+        if self.unplaced:
+            report.notes.append(_unplaced_note(self.unplaced, self.active))
         report.findings = sort_findings(report.findings, report.files)
         return report
 
@@ -181,6 +188,10 @@ class Validator:
         limit = self.budget.max_sitemaps
         while queue:
             doc = queue.pop(0)
+            if doc.role != "document":
+                # a folder or a URL target: what it holds or leads to comes next
+                queue[0:0] = self._folder(doc) if doc.role == "folder" else self._target(doc)
+                continue
             key = self._key(doc)
             if key in self.visited:
                 continue
@@ -192,7 +203,9 @@ class Validator:
             if self.on_document is not None:
                 self.on_document(doc.where, len(self.report.files), self.report.entries)
             outcome = self._one(doc)
-            if outcome is not None and outcome.kind == "sitemapindex" and self.budget.follow:
+            if outcome is None or not self.budget.follow:
+                continue
+            if outcome.kind in ("sitemapindex", "robots"):
                 queue[0:0] = self._children(doc, outcome)
 
     def _key(self, doc: Doc) -> str:
@@ -200,13 +213,73 @@ class Validator:
             return "file:" + str(doc.path.resolve())
         return "url:" + normalize(doc.url or doc.where)
 
+    def _folder(self, doc: Doc) -> list[Doc]:
+        """A folder's documents: its robots.txt, else its sitemap files, indexes first
+        (what ``read`` reads of it); a folder with neither is reported."""
+        assert doc.path is not None
+        robots = folder_robots(doc.path)
+        files = [robots] if robots is not None else folder_sitemaps(doc.path)
+        if not files:
+            self._nothing(doc.where, f"No sitemap found: {EMPTY_FOLDER}; nothing was validated")
+        return [Doc(str(p), join_url(doc.url, p.name), p) for p in files]
+
+    def _target(self, doc: Doc) -> list[Doc]:
+        """The documents a URL target leads to, by the discovery flow: the robots.txt of a
+        site (validated here) and the sitemaps it lists or the known paths hold."""
+        if self.fetcher is None:
+            self.report.unreadable.append((doc.where, "validating a URL needs a fetcher"))
+            return []
+        try:
+            found = site.discover(
+                doc.where,
+                self.fetcher,
+                follow=self.budget.follow,
+                max_bytes=self.budget.max_bytes,
+                agent=self.agent,
+            )
+        except InputError as exc:
+            self.report.unreadable.append((doc.where, exc.message))
+            return []
+        if found.robots is not None:
+            where, got = found.robots
+            self._robots_report(where, got.body, list(found.robots_findings))
+            probed = [url for url, got in found.sitemaps if got is not None]
+            if probed:
+                self.report.notes.append(
+                    f"{where} lists no sitemap; {probed[0]} was found at a known path: add "
+                    f"'Sitemap: {probed[0]}' to robots.txt, so that every crawler finds it"
+                )
+        if found.nothing is not None:
+            self._nothing(doc.where, found.nothing.message, found.nothing)
+        return [Doc(url, url, fetched=got) for url, got in found.sitemaps]
+
+    def _nothing(self, where: str, message: str, finding: Finding | None = None) -> None:
+        """A target that leads to no sitemap: the finding says what was tried."""
+        sev = severity("SM012", strict=self.ctx.strict)
+        self.report.findings.append(finding or Finding("SM012", sev, message, where))
+        self.report.unreadable.append((where, "no sitemap found to validate (SM012)"))
+
+    def _robots_report(self, where: str, data: bytes, findings: list[Finding]) -> None:
+        """A robots.txt validated: a file of the report, with its findings and excerpts."""
+        self.report.files.append(where)
+        active = self.active
+        own = [f for f in findings if active is None or f.rule in active]
+        self.report.findings.extend(own)
+        if self.budget.excerpts:
+            _excerpts(self.report, where, data, own)
+
     def _children(self, doc: Doc, outcome: _Outcome) -> list[Doc]:
+        """The children of an index or robots.txt: a URL's fetched, a local one's from
+        the file beside it, else fetched when a fetcher is at hand, else noted."""
         out: list[Doc] = []
         for child, _lastmod, _line in outcome.children:
             if doc.path is None:
                 out.append(Doc(child, child))
                 continue
-            local = mirror(doc, child)
+            local = beside(doc.path, doc.url, child)
+            if doc.url is None and isinstance(local, Path) and local.samefile(doc.path):
+                # by name, a child in a subfolder (news/sitemap.xml) finds the index itself
+                local = "the file of its name beside the index is the index itself"
             if isinstance(local, Path):
                 out.append(Doc(str(local), child, local))
             elif self.fetcher is not None:
@@ -218,9 +291,8 @@ class Validator:
     # -- one document: read → passes → merge → locate → cap ------------------------------
 
     def _one(self, doc: Doc) -> _Outcome | None:
-        online = self.online
-        if online is not None and online.sitemaps and doc.url is not None and is_http(doc.url):
-            self.report.findings.extend(online.sitemap(doc.url, doc.where, doc.path, self.ctx))
+        if doc.path is None:
+            self._online_sitemap(doc)  # a URL: checked even when it cannot be fetched
         read = self._read(doc)
         if read is None:
             return None
@@ -228,6 +300,12 @@ class Validator:
         if url is not None:
             doc.url = url
         where = doc.where
+        if doc.path is not None:
+            if is_robots(where, doc.url, data[:8192]):
+                listed, findings = site.check_robots(data, where, doc.url, agent=self.agent)
+                self._robots_report(where, data, findings)
+                return _Outcome("robots", [(u, None, None) for u in listed])
+            self._online_sitemap(doc)  # a local sitemap's published copy
         self.report.files.append(where)
         ctx = replace(self.ctx, url=doc.url, modified=modified)
         passes = self._passes(doc, ctx, data)
@@ -243,11 +321,19 @@ class Validator:
         url_key = normalize(doc.url) if doc.url else None
         self.shared.add_document(DocumentNode(where, url_key, kind, children, passes.fc.max_day))
         own = self._cap(own, where, passes)
+        if kind == "sitemapindex" and doc.path is not None and doc.url is None:
+            self.unplaced.append(where)
         self.report.findings.extend(own)
         self.report.entries += passes.parser.entries
         if self.budget.excerpts:
             _excerpts(self.report, where, passes.plain, own)
         return _Outcome(kind, children)
+
+    def _online_sitemap(self, doc: Doc) -> None:
+        """SM012 for a sitemap's URL, with ``--online``."""
+        online = self.online
+        if online is not None and online.sitemaps and doc.url is not None and is_http(doc.url):
+            self.report.findings.extend(online.sitemap(doc.url, doc.where, doc.path, self.ctx))
 
     def _read(self, doc: Doc) -> tuple[bytes, dt.datetime | None, str | None] | None:
         """(bytes, modified, URL) of a document, or None (reported) when it cannot be read."""
@@ -261,13 +347,17 @@ class Validator:
                 self.report.unreadable.append((doc.where, exc.strerror or str(exc)))
                 return None
             return data, modified, doc.url
-        if self.fetcher is None:
+        got = doc.fetched
+        doc.fetched = None  # the bytes live on in the passes, not in the queue
+        if got is None and self.fetcher is None:
             why = "validating a URL needs a fetcher; none was given"
             self.report.unreadable.append((doc.where, why))
             return None
         assert doc.url is not None
         try:
-            got = self.fetcher.fetch(doc.url, max_bytes=max_bytes)
+            if got is None:
+                assert self.fetcher is not None
+                got = self.fetcher.fetch(doc.url, max_bytes=max_bytes)
         except FetchError as exc:
             self.report.unreadable.append((doc.where, exc.message))
             return None
@@ -439,3 +529,24 @@ def _excerpts(report: ValidationReport, where: str, plain: bytes, findings: list
         if n <= len(lines):
             raw = lines[n - 1][:4096]
             report.excerpts[(where, n)] = raw.decode("utf-8", "replace").rstrip("\r")
+
+
+#: The rules that compare an index's locs with its own URL (lint/checks/loc.py).
+_PLACE_RULES: Final = ("SM504", "SM505")
+
+
+def _unplaced_note(indexes: list[str], active: set[str] | None) -> str:
+    """One note for the local indexes validated without their URL: what was not checked."""
+    rules = [r for r in _PLACE_RULES if active is None or r in active]
+    names = ", ".join(indexes[:3]) + (f" and {len(indexes) - 3:,} more" if len(indexes) > 3 else "")
+    what = (
+        f"{' and '.join(rules)} (its children on its own site and under its folder) were not "
+        "checked"
+        if rules
+        else "the location rules were not checked"
+    )
+    return (
+        f"{names}: the URL of the index is unknown, so {what}; its children beside it were "
+        "found by file name and checked as published at the URLs it lists. Give "
+        "--published-at URL (the index's URL) to check everything"
+    )
