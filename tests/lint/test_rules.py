@@ -30,7 +30,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from sitemapkit.core import parse
+from sitemapkit.core import parse, robots
 from sitemapkit.core.finding import Finding
 from sitemapkit.core.urls import normalize
 from sitemapkit.errors import SitemapError
@@ -40,10 +40,10 @@ from sitemapkit.validation import ValidationReport, validate
 from sitemapkit.validation.process import TreeProcess
 
 DATA = Path(__file__).parent.parent / "data"
-INVALID = sorted((DATA / "invalid").glob("*.xml"))
+INVALID = sorted([*(DATA / "invalid").glob("*.xml"), *(DATA / "invalid").glob("RB*.txt")])
 VALID = sorted([*(DATA / "valid").glob("*.xml"), *(DATA / "valid").glob("*.txt")])
 NOW = dt.datetime(2024, 6, 1, 12, tzinfo=dt.UTC)
-RULE_ID = re.compile(r"\b(?:SM|IMG|VID|NEWS|HRE)[0-9]{3}\b")
+RULE_ID = re.compile(r"\b(?:SM|IMG|VID|NEWS|HRE|RB)[0-9]{3}\b")
 
 #: Rules without a check, and why (RULES.md marks them as a waiver).
 EXEMPT = {
@@ -105,9 +105,15 @@ def _markers(path: Path, rule: str) -> set[tuple[str, int]]:
 
 
 def test_catalogue_has_every_block_of_rules_md() -> None:
-    assert len(RULES) == 105  # every id of spec/RULES.md
+    # every id of spec/RULES.md, and the six robots.txt rules of spec/DISCOVERY.md
+    assert len(RULES) == 111
     prefixes = {rid.rstrip("0123456789") + rid[len(rid.rstrip("0123456789"))] for rid in RULES}
-    assert prefixes == {"SM0", "SM1", "SM2", "SM3", "SM4", "SM5", "IMG6", "VID7", "NEWS8", "HRE9"}
+    assert prefixes == {
+        "SM0", "SM1", "SM2", "SM3", "SM4", "SM5", "IMG6", "VID7", "NEWS8", "HRE9", "RB0"
+    }  # fmt: skip
+    assert {r for r in RULES if r.startswith("RB")} == robots.REPORTED
+    written = set(re.findall(r'"(RB[0-9]{3})"', Path(robots.__file__).read_text("utf-8")))
+    assert written == robots.REPORTED
     for rule in RULES.values():
         assert rule.severity in ("error", "warning")
         assert re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)*", rule.slug), rule.id
@@ -145,6 +151,8 @@ def test_every_rule_has_a_check() -> None:
                 assert rule.id in schema.MAPPED, f"{rule.id}: no XSD error maps onto it"
             elif where == "online":
                 assert rule.id in online.DECIDED, f"{rule.id}: lint/online.py does not decide it"
+            elif where == "robots":
+                assert rule.id in robots.REPORTED, f"{rule.id}: core/robots.py does not report it"
             else:
                 assert rule.id in checks.CHECKED, f"{rule.id}: no check decides it"
     # and nothing decides a rule the catalogue does not know
@@ -413,6 +421,13 @@ def _too_large() -> tuple[str, int | None]:
     )
 
 
+def _robots_too_large() -> tuple[str, int | None]:
+    """A robots.txt past the 500 KiB that Google reads, with a Sitemap: line at its end."""
+    pad = "# " + "x" * 600_000 + "\n"
+    head = "User-agent: *\nDisallow:\nSitemap: https://example.com/s.xml\n"
+    return head + pad + "Sitemap: https://example.com/s2.xml\n", None
+
+
 def _too_many_sitemaps() -> tuple[str, int | None]:
     rows = "".join(
         f"<sitemap><loc>https://example.com/s{i}.xml</loc><lastmod>2024-05-01</lastmod></sitemap>\n"
@@ -450,15 +465,16 @@ GENERATED: dict[str, Callable[[], tuple[str, int | None]]] = {
     "SM503": _too_many_sitemaps,
     "NEWS803": _too_many_news,
     "IMG602": _too_many_images,
+    "RB009": _robots_too_large,
 }
 
 
 @pytest.mark.parametrize("rule", sorted(GENERATED))
 def test_generated_input_yields_exactly_its_rule(rule: str, tmp_path: Path) -> None:
     text, line = GENERATED[rule]()
-    path = tmp_path / f"{rule}.xml"
+    path = tmp_path / (f"{rule}.txt" if rule.startswith("RB") else f"{rule}.xml")
     path.write_text(text, encoding="utf-8")
-    report = validate(path, published_at=f"https://example.com/{rule}.xml", now=NOW, follow=False)
+    report = validate(path, published_at=f"https://example.com/{path.name}", now=NOW, follow=False)
     assert {f.rule for f in report.findings} == {rule}, [str(f) for f in report.findings[:5]]
     assert [f.line for f in report.findings] == [line]
 

@@ -37,10 +37,12 @@ from protego import Protego
 
 from .finding import Finding, Severity
 from .robotsfile import ABSOLUTE, MAX_ROBOTS_BYTES, split_record
+from .rules import severity
 from .urls import iri_to_uri
 
 __all__ = [
     "MAX_ROBOTS_BYTES",
+    "REPORTED",
     "RobotsSitemaps",
     "is_robots_name",
     "looks_like_robots",
@@ -48,6 +50,10 @@ __all__ = [
     "robots_url",
     "sitemaps_from_robots",
 ]
+
+#: The rules this parser reports (the catalogue's ``robots`` rules; tests/lint/test_rules.py
+#: checks both against the rule ids written in this module).
+REPORTED: Final = frozenset(["RB003", "RB007", "RB008", "RB009", "RB010", "RB011"])
 
 # RFC 9309 §2.2: "EOL = %x0D / %x0A / %x0D.0A".
 _EOL: Final = re.compile(r"\r\n|\r|\n")
@@ -132,8 +138,8 @@ def _decode(data: str | bytes, where: str, findings: list[Finding]) -> str:
         findings.append(
             Finding(
                 "RB010",
-                "warning",
-                f"robots.txt is not valid UTF-8 ({exc.reason} at byte {exc.start}); "
+                severity("RB010"),
+                f"The robots.txt is not valid UTF-8 ({exc.reason} at byte {exc.start}); "
                 "RFC 9309 requires UTF-8. Bytes that are not UTF-8 were kept "
                 "percent-encoded in sitemap URLs (e.g. %E9); save the file as UTF-8",
                 where,
@@ -187,7 +193,7 @@ def parse_robots(
             findings.append(
                 Finding(
                     "RB008",
-                    "warning",
+                    severity("RB008"),
                     f"{line!r} is not spelled 'Sitemap: <URL>'; Google tolerates the typo, "
                     "other readers may not",
                     where,
@@ -205,8 +211,8 @@ def parse_robots(
         findings.append(
             Finding(
                 "RB009",
-                "warning",
-                f"robots.txt is larger than {MAX_ROBOTS_BYTES:,} bytes; Google reads no "
+                severity("RB009"),
+                f"The robots.txt is larger than {MAX_ROBOTS_BYTES:,} bytes; Google reads no "
                 "further and neither did we. Put Sitemap: lines near the top",
                 where,
             )
@@ -231,7 +237,7 @@ def _check_value(
         findings.append(Finding(rule, severity, message, where, line, loc=loc))
 
     if not value:
-        report("RB003", "error", "Sitemap: line without a URL; line ignored", None)
+        report("RB003", severity("RB003"), "Sitemap: line without a URL; line ignored", None)
         return None
     absolute = _absolute(value, base_url, report)
     if absolute is None:
@@ -260,7 +266,7 @@ def _absolute(value: str, base_url: str | None, report: _Report) -> str | None:
         )
         report(
             "RB003",
-            "error",
+            severity("RB003"),
             f"Sitemap URL {value!r} is not absolute and was dropped: {reason}",
             value,
         )
@@ -268,7 +274,7 @@ def _absolute(value: str, base_url: str | None, report: _Report) -> str | None:
     resolved = urljoin(base, value)
     report(
         "RB003",
-        "warning",
+        "warning",  # resolved, so nothing is lost; Google would still ignore the line
         f"Sitemap URL {value!r} is not absolute; it was resolved to {resolved!r} "
         "against the robots.txt URL, but Google ignores relative values: write the "
         "complete URL",
@@ -284,7 +290,7 @@ def _http_uri(value: str, report: _Report) -> str | None:
     if scheme not in ("http", "https"):
         report(
             "RB003",
-            "error",
+            severity("RB003"),
             f"Sitemap URL {value!r} is not an http(s) URL; it is not fetched",
             value,
         )
@@ -292,7 +298,7 @@ def _http_uri(value: str, report: _Report) -> str | None:
     try:
         return iri_to_uri(value)
     except ValueError as exc:
-        report("RB003", "error", f"Invalid sitemap URL: {exc}", value)
+        report("RB003", severity("RB003"), f"Invalid sitemap URL: {exc}", value)
         return None
 
 
@@ -301,7 +307,7 @@ def _written_as_uri(value: str, uri: str, glued: bool, report: _Report) -> None:
     if uri != value and uri.lower() != value.lower():
         report(
             "RB007",
-            "warning",
+            severity("RB007"),
             f"Sitemap URL {value!r} is not an RFC 3986 URI; Google takes it verbatim. "
             f"Write {uri!r}",
             value,
@@ -310,7 +316,7 @@ def _written_as_uri(value: str, uri: str, glued: bool, report: _Report) -> None:
         # google/robotstxt strips comments before splitting key and value.
         report(
             "RB007",
-            "warning",
+            severity("RB007"),
             f"A '#' directly follows the sitemap URL {value!r}; robots.txt readers take "
             "it as the start of a comment, so the URL ends before it. Sitemap URLs must "
             "not contain '#'",
@@ -343,7 +349,7 @@ def _disallowed(
     return [
         Finding(
             "RB011",
-            "warning",
+            severity("RB011"),
             f"{url!r} is disallowed for {user_agent!r} by this robots.txt; crawlers that obey "
             "it cannot fetch the sitemap",
             where,

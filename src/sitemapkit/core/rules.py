@@ -1,5 +1,8 @@
 """core: the rule catalogue of ``spec/RULES.md`` as data, severities included. Pure.
 
+It holds the robots.txt rules of ``spec/DISCOVERY.md`` too (RB003, RB007–RB011: the
+``Sitemap:`` lines of a robots.txt; the other RB paragraphs there state facts, not checks).
+
 One :class:`Rule` per id: its slug, severity, one-line summary and source, and where the
 validator decides it (``checked_by``). Ids never change meaning; the command line selects
 and ignores by id (or by an id prefix such as ``SM2`` or ``HRE``).
@@ -14,6 +17,7 @@ Where a rule is decided:
 * ``entry``: a check over the records of one document, in batches;
 * ``file``: a check over a whole document's records (counts, heuristics);
 * ``set``: a check over every document validated together (indexes, duplicates, hreflang);
+* ``robots``: :mod:`sitemapkit.core.robots` reports it while reading a robots.txt;
 * ``online``: decided from HTTP answers (:mod:`sitemapkit.lint.online`), only when validating with
   ``online=True`` / ``--online`` (off by default: offline means no network).
 
@@ -33,7 +37,7 @@ from .finding import Severity
 
 __all__ = ["RULES", "Rule", "Where", "expand_ids", "severity"]
 
-Where = Literal["parse", "schema", "tree", "entry", "file", "set", "online"]
+Where = Literal["parse", "schema", "tree", "entry", "file", "set", "robots", "online"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -351,6 +355,24 @@ _CATALOGUE: Final = (
        "An alternate is a non-canonical or redirecting URL.", "[G-hreflang]",
        # RULES.md's other half, hreflang without the xhtml namespace, is SM004/SM102.
        "online"),
+    # -- RB0xx the Sitemap: lines of a robots.txt (spec/DISCOVERY.md) ----------------------
+    _r("RB003", "robots-sitemap-not-absolute", "error",
+       "A Sitemap: value is an absolute, fully-qualified http(s) URL.",
+       "[P] 'should be the complete URL'; Google robots.txt spec", "robots"),
+    _r("RB007", "robots-sitemap-not-uri", "warning",
+       "A Sitemap: value is written as an RFC 3986 URI, with no '#' after it.",
+       "google/robotstxt robots.cc", "robots"),
+    _r("RB008", "robots-sitemap-typo", "warning",
+       "The field is spelled 'Sitemap:' (Google tolerates 'site-map' and a missing colon).",
+       "google/robotstxt robots.cc kAllowFrequentTypos", "robots"),
+    _r("RB009", "robots-too-large", "warning",
+       "Sitemap: lines lie within the first 500 KiB of the robots.txt.",
+       "RFC 9309 §2.5; Google robots.txt spec", "robots"),
+    _r("RB010", "robots-not-utf8", "warning", "The robots.txt is UTF-8 encoded.",
+       "RFC 9309 §2.3", "robots"),
+    _r("RB011", "robots-sitemap-disallowed", "warning",
+       "A listed sitemap is not disallowed for crawling by the same robots.txt.",
+       "Google robots.txt spec; [GSC] 'Couldn't fetch'", "robots"),
 )
 # fmt: on
 

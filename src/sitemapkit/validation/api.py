@@ -52,7 +52,6 @@ from .document import Doc, documents
 from .driver import Budget, Tuning, Validator
 from .fetcher import Fetcher, HttpFetcher
 from .online import Online
-from .site import ROBOTS_RULES
 
 __all__ = ["ValidationReport", "validate"]
 
@@ -170,39 +169,15 @@ def _fetching(
 
 def _active(select: Iterable[str] | None, ignore: Iterable[str]) -> set[str]:
     """The rules a validation reports: those selected (default: the default ones), less
-    those ignored; ``ValueError`` for an unknown id. The robots.txt rules (``RB…``, of
-    ``spec/DISCOVERY.md``) are selected and ignored by id or prefix as the others."""
-    sel = None if select is None else _tokens(select)
-    ign = _tokens(ignore)
-    selected = None if sel is None else expand_ids(t for t in sel if not _is_rb(t))
-    ignored = expand_ids(t for t in ign if not _is_rb(t))
-    robots = {
-        rid for rid in ROBOTS_RULES if (sel is None or _names(sel, rid)) and not _names(ign, rid)
-    }
-    return robots | {
+    those ignored; ``ValueError`` for an unknown id. The robots.txt rules (``RB…``) are
+    in the catalogue, selected and ignored by id or prefix as the others."""
+    selected = None if select is None else expand_ids(select)
+    ignored = expand_ids(ignore)
+    return {
         rid
         for rid, rule in RULES.items()
         if rid not in ignored and (rid in selected if selected is not None else rule.default)
     }
-
-
-def _tokens(patterns: Iterable[str]) -> list[str]:
-    """The rule ids and prefixes of ``--select``/``--ignore`` values; ``ValueError`` for
-    a robots.txt one (``RB…``) that names no rule."""
-    out = [t for raw in patterns for t in raw.replace(",", " ").split()]
-    for token in out:
-        if _is_rb(token) and not _names([token], *ROBOTS_RULES):
-            raise ValueError(f"{token!r} names no rule; robots.txt rule ids look like RB003")
-    return out
-
-
-def _is_rb(token: str) -> bool:
-    return token.upper().startswith("RB")
-
-
-def _names(tokens: Iterable[str], *rules: str) -> bool:
-    """Whether a robots.txt id or prefix among ``tokens`` names one of ``rules``."""
-    return any(rid.startswith(t.upper()) for t in tokens if _is_rb(t) for rid in rules)
 
 
 def _checker(

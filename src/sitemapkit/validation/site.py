@@ -21,7 +21,7 @@ from typing import Final
 from ..core.discovery import DiscoveryFlow, FetchRequest, FetchResponse
 from ..core.finding import Finding
 from ..core.parse import Kind, SitemapParser
-from ..core.robots import MAX_ROBOTS_BYTES, parse_robots
+from ..core.robots import MAX_ROBOTS_BYTES, REPORTED, parse_robots
 from ..errors import FetchError, SitemapError
 from ..io.target import no_sitemap_line
 from .fetcher import Fetched, Fetcher
@@ -29,8 +29,8 @@ from .fetcher import Fetched, Fetcher
 __all__ = ["ROBOTS_RULES", "Discovered", "check_robots", "discover", "with_columns"]
 
 #: The rules of ``spec/DISCOVERY.md`` the robots.txt parser reports about ``Sitemap:``
-#: lines (the catalogue of ``core/rules.py`` holds the sitemap rules only).
-ROBOTS_RULES: Final = frozenset(["RB003", "RB007", "RB008", "RB009", "RB010", "RB011"])
+#: lines (the catalogue's ``robots`` rules).
+ROBOTS_RULES: Final = REPORTED
 
 _EOL: Final = re.compile(rb"\r\n|\r|\n")
 
