@@ -8,7 +8,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from sitemapkit.core.page import Page, read_page
+from sitemapkit.core.page import MAX_PAGE_BYTES, Page, read_page
 from sitemapkit.core.urls import normalize
 
 URL = "https://example.com/dir/page.html"
@@ -174,6 +174,12 @@ def test_undeclared_bytes_are_utf8_and_a_declared_charset_is_honoured() -> None:
     assert given_charset.links == ("https://example.com/%C3%A9",)
     header_wins = '<?xml version="1.0" encoding="utf-8"?><meta charset="iso-8859-1"><a href="/é">'
     assert read_page(header_wins.encode(), URL, charset="utf-8").links == given_charset.links
+
+
+def test_only_the_first_15_mib_of_a_page_are_read() -> None:
+    filler = b"<p>" + b"x" * (MAX_PAGE_BYTES - 40) + b"</p>"
+    p = read_page(b'<img src="/in.png">' + filler + b'<img src="/beyond.png">', URL)
+    assert p.images == ("https://example.com/in.png",)
 
 
 def test_an_empty_page_has_no_facts_and_is_indexable() -> None:

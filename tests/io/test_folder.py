@@ -7,8 +7,11 @@ import os
 import subprocess
 import threading
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import sitemapkit as sk
 from sitemapkit.io.sources import FolderOptions, write_inputs
@@ -470,3 +473,34 @@ def test_a_bad_lastmod_from_is_a_usage_error(tmp_path: Path) -> None:
         )
         assert code == 2, value
         assert "--lastmod-from" in err and "give page, git and mtime" in err
+
+
+_NAME = st.text(
+    st.characters(blacklist_categories=("Cs",), blacklist_characters="/\0"), min_size=1, max_size=12
+).filter(lambda n: not n.startswith(".") and n not in ("index",) and not n[:3].isdigit())
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(names=st.sets(_NAME, min_size=1, max_size=4))
+def test_every_file_name_maps_to_a_url_that_decodes_back_to_it(
+    tmp_path_factory: pytest.TempPathFactory, names: set[str]
+) -> None:
+    root = tmp_path_factory.mktemp("names")
+    site = build(root / "site", {f"d/{n}.html": page() for n in names})
+    _, listed, data = run(site, root / "out")
+    assert {unquote(loc.removeprefix(BASE + "d/")) for loc in listed} == {
+        f"{n}.html" for n in names
+    }
+    assert xsd_errors(data) == []
+
+
+def test_a_page_whose_url_a_sitemap_cannot_carry_is_an_error_naming_it(tmp_path: Path) -> None:
+    deep = "/".join(["d" * 200] * 11)
+    site = build(tmp_path / "site", {"ok.html": page(), f"{deep}/long.html": page()})
+    with pytest.raises(sk.InputError) as info:
+        run(site)
+    assert info.value.where == str(site / deep / "long.html")
+    assert "sitemaps.org requires fewer than 2,048" in info.value.message
+    assert not (tmp_path / "out").exists()

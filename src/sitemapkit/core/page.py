@@ -31,7 +31,11 @@ from .probe import is_noindex, meta_directives, robots_directives
 from .urls import iri_to_uri, normalize
 from .w3cdate import parse_w3c
 
-__all__ = ["Page", "read_page"]
+__all__ = ["MAX_PAGE_BYTES", "Page", "read_page"]
+
+#: Google: "Googlebot can crawl the first 15MB of an HTML file or supported text-based file";
+#: what lies beyond is not indexed, so it is not read here either.
+MAX_PAGE_BYTES: Final = 15 * 1024 * 1024
 
 #: Whose ``<meta name=…>`` robots tags count: every crawler's and Google's.
 AGENTS: Final = ("robots", "googlebot")
@@ -329,6 +333,7 @@ def read_page(
     read for ``agents`` (the names of ``<meta name=…>`` tags that speak to us, ``robots``
     first); ``charset`` is the one its ``Content-Type`` names, else the page's own
     declaration, else UTF-8. ``links=False`` skips collecting links (a folder needs none).
+    Only the first :data:`MAX_PAGE_BYTES` are read.
 
     >>> p = read_page(b'<base href="https://cdn.example.com/s/"><img src="a.png">'
     ...               b'<img src="t.gif" width="1" height="1">'
@@ -338,7 +343,7 @@ def read_page(
     (('https://cdn.example.com/s/a.png',), '2024-05-01T10:00:00Z')
     """
     scan = _Scan()
-    root = _root(data, charset)
+    root = _root(data[:MAX_PAGE_BYTES], charset)
     agents = tuple(a.lower() for a in agents)
     header = list(x_robots_tag)
     if root is not None:

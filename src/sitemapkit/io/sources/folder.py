@@ -37,7 +37,7 @@ from urllib.parse import quote
 from protego import Protego
 
 from ...core.model import Alternate, Image, InvalidValue, Url
-from ...core.page import read_page
+from ...core.page import MAX_PAGE_BYTES, read_page
 from ...core.w3cdate import format_lastmod
 from ...errors import InputError, SitemapError
 from ..child import Child, ForkUnsafe, close_all, serve
@@ -154,7 +154,7 @@ def _analyse(job: _Job) -> _Facts:
     try:
         with open(job.path, "rb") as fh:
             mtime = os.fstat(fh.fileno()).st_mtime
-            data = fh.read() if job.html else b""
+            data = fh.read(MAX_PAGE_BYTES) if job.html else b""
     except OSError as exc:
         raise InputError(f"cannot read the page: {exc.strerror}", where=job.path) from None
     stamp = format_lastmod(dt.datetime.fromtimestamp(mtime, dt.UTC).replace(microsecond=0))
