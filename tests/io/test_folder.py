@@ -169,7 +169,7 @@ def test_every_reason_to_leave_a_file_out_is_counted(tmp_path: Path) -> None:
     assert summary.listed == 5
     note = summary.note("site")
     assert note.startswith("site: 5 pages listed; left out: 2 noindex (e.g. d.html), ")
-    assert "4 error page (e.g. 404.html)" in note
+    assert "4 error pages (e.g. 404.html)" in note
     assert "1 disallowed by robots.txt (e.g. private/p.html)" in note
 
 

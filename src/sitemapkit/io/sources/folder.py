@@ -114,7 +114,8 @@ class FolderSummary:
         """One line for the run's summary."""
         text = f"{where}: {self.listed:,} pages listed"
         parts = [
-            f"{self.left_out[r]:,} {r} (e.g. {self.examples[r]})"
+            f"{self.left_out[r]:,} {r}{'s' if r == 'error page' and self.left_out[r] > 1 else ''}"
+            f" (e.g. {self.examples[r]})"
             for r in REASONS
             if r in self.left_out
         ]
