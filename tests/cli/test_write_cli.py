@@ -218,11 +218,11 @@ def children():  # processes whose parent is this one, however they were started
         except OSError:
             pass
     return n
-def held(writer, inputs, *, progress=None):
+def held(writer, inputs, *, progress=None, **options):
     def report(done):
         os.write(ready, b"%d\\n" % children())
         os.read(hold, 1)
-    return real(writer, inputs, progress=report)
+    return real(writer, inputs, progress=report, **options)
 write.write_inputs = held
 main.main(sys.argv[3:])
 """

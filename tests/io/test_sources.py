@@ -252,8 +252,15 @@ def test_csv_error_names_file_line_and_field(tmp_path: Path) -> None:
 
 
 def test_csv_unknown_column(tmp_path: Path) -> None:
-    with pytest.raises(sk.InputError, match="unknown column 'title'"):
-        run(tmp_path, "c.csv", "loc,title\nhttps://example.com/,x\n")
+    # issue #13: an unknown column is ignored with a note, refused only with strict columns
+    src = tmp_path / "c.csv"
+    src.write_text("loc,title\nhttps://example.com/,x\n", encoding="utf-8")
+    with (
+        pytest.raises(sk.InputError, match="unknown column 'title'"),
+        sk.SitemapWriter(tmp_path / "out", base_url=BASE) as w,
+    ):
+        write_inputs(w, [str(src)], strict_columns=True)
+    assert not (tmp_path / "out").exists()
 
 
 def test_csv_extension_columns_and_quoted_fields(tmp_path: Path) -> None:

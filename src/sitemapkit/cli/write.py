@@ -12,7 +12,8 @@ import click
 
 from .. import Finding, InputError, SitemapWriter, WriteResult
 from ..core.limits import MAX_BYTES, MAX_URLS
-from ..io.sources import write_inputs
+from ..io.sources import FolderOptions, write_inputs
+from ..io.sources.folder import LASTMOD_SOURCES
 from . import option
 from .validate import StatusLine
 
@@ -118,6 +119,35 @@ def _print_table(result: WriteResult, gzip: bool, elapsed: float) -> None:
     help="Allow URLs outside --base-url (cross-submission via robots.txt).",
 )
 @click.option(
+    "--clean-urls",
+    is_flag=True,
+    help="Folder input: list about.html as …/about (for hosts that serve it there).",
+)
+@click.option(
+    "--include",
+    multiple=True,
+    metavar="GLOB",
+    help="Folder input: also list these files, e.g. '*.pdf' (repeatable).",
+)
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Folder input: leave these files or folders out, e.g. 'drafts/*' (repeatable).",
+)
+@click.option(
+    "--lastmod-from",
+    default=",".join(LASTMOD_SOURCES),
+    show_default=True,
+    metavar="SOURCES",
+    help="Folder input: where lastmod comes from, in order (page, git, mtime), or none.",
+)
+@click.option(
+    "--strict-columns",
+    is_flag=True,
+    help="CSV input: refuse columns that are not sitemap fields (else they are ignored).",
+)
+@click.option(
     "--validate",
     "validate_output",
     is_flag=True,
@@ -138,27 +168,42 @@ def write(
     state: str | None,
     content_from: str | None,
     no_location_check: bool,
+    clean_urls: bool,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    lastmod_from: str,
+    strict_columns: bool,
     validate_output: bool,
 ) -> None:
-    """Write sitemaps from INPUT files (.txt, .csv, .jsonl, .xml, .xml.gz; - for stdin).
+    """Write sitemaps from INPUT files (.txt, .csv, .jsonl, .xml, .xml.gz; - for stdin)
+    or from a built site folder.
 
     \b
     Examples:
       sitemapkit write urls.txt -o public/ --base-url https://example.com/
       sitemapkit write pages.csv -o public/ --base-url https://example.com/ --gzip
+      sitemapkit write public/ -o public/ --base-url https://example.com/
       sitemapkit read https://example.com/ --format jsonl | \\
           sitemapkit write - -o out/ --base-url https://example.com/
 
     CSV columns: loc (required), lastmod, changefreq, priority, images (space
     separated URLs), alternates (hreflang=URL, space separated), news_name,
     news_language, news_publication_date, news_title, video_* (see the README).
+    Columns that are not sitemap fields are ignored (--strict-columns refuses them);
+    url or Address name the loc column too; the delimiter may be , ; or tab.
     Files are staged and swapped in atomically; on invalid input nothing is published.
+
+    A folder is a built site: its .html pages at their URLs (index.html as its
+    folder's URL), without noindex pages, pages whose canonical is another URL,
+    error pages (404.html), what its robots.txt disallows and hidden folders;
+    lastmod from the page's own date, else git, else the file's mtime.
 
     With --state FILE, runs are incremental: a row without lastmod gets the time its
     content last changed (a content_hash column, --content-from DIR, or else the entry
     itself), URLs keep their shard, and unchanged shard files keep their bytes and mtime.
     """
     status = StatusLine.on_terminal() if validate_output else None
+    folder = _folder_options(clean_urls, include, exclude, lastmod_from, out, name)
     try:
         writer = SitemapWriter(
             out,
@@ -180,7 +225,7 @@ def write(
     start = time.perf_counter()
     try:
         with writer:
-            notes = _write_all(writer, inputs, start)
+            notes = _write_all(writer, inputs, start, folder, strict_columns)
     finally:
         if status is not None:
             status.clear()
@@ -189,10 +234,44 @@ def write(
     _print_notes(result, notes)
 
 
-def _write_all(writer: SitemapWriter, inputs: tuple[str, ...], start: float) -> list[str]:
+def _folder_options(
+    clean_urls: bool,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    lastmod_from: str,
+    out: str,
+    name: str,
+) -> FolderOptions:
+    sources = tuple(s.strip().lower() for s in lastmod_from.split(",") if s.strip())
+    if sources == ("none",):
+        sources = ()
+    bad = [s for s in sources if s not in LASTMOD_SOURCES]
+    if bad or (not sources and lastmod_from.strip().lower() != "none"):
+        raise click.BadParameter(
+            f"{lastmod_from!r}: give page, git and mtime in the order wanted "
+            "(comma separated), or none",
+            param_hint="'--lastmod-from'",
+        )
+    return FolderOptions(
+        clean_urls=clean_urls,
+        include=include,
+        exclude=exclude,
+        lastmod_from=sources,
+        output=out,
+        name=name,
+    )
+
+
+def _write_all(
+    writer: SitemapWriter,
+    inputs: tuple[str, ...],
+    start: float,
+    folder: FolderOptions,
+    strict_columns: bool,
+) -> list[str]:
     """Write every input; on a terminal, with a progress line on stderr."""
     if not sys.stderr.isatty():
-        return write_inputs(writer, inputs)
+        return write_inputs(writer, inputs, folder=folder, strict_columns=strict_columns)
     from rich.progress import Progress, TextColumn, TimeElapsedColumn
 
     with Progress(
@@ -208,7 +287,9 @@ def _write_all(writer: SitemapWriter, inputs: tuple[str, ...], start: float) -> 
             el = time.perf_counter() - start
             bar.update(task, completed=n, rate=f"{n / el:,.0f} URLs/s" if el else "")
 
-        return write_inputs(writer, inputs, progress=tick)
+        return write_inputs(
+            writer, inputs, progress=tick, folder=folder, strict_columns=strict_columns
+        )
 
 
 def _print_notes(result: WriteResult, notes: list[str]) -> None:

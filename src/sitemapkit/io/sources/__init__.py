@@ -8,11 +8,13 @@ block of lines holds only plain, already-canonical values (``core.serialize``'s
 writes it shard by shard in forked processes (``sitemapkit.writer.parallel``).
 
 One module per input format: :mod:`.table` (CSV), :mod:`.text`, :mod:`.jsonl`,
-:mod:`.sitemap`; :mod:`.record` builds records from rows, :mod:`.sink` is the seam.
+:mod:`.sitemap`, :mod:`.folder` (a built site folder); :mod:`.record` builds records from
+rows, :mod:`.sink` is the seam.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import stat
@@ -23,17 +25,19 @@ from typing import BinaryIO, Final, cast
 
 from ...errors import InputError
 from ..files import open_input
+from .folder import FolderOptions, write_folder
 from .jsonl import write_jsonl
 from .record import CSV_COLUMNS, error_at
 from .sink import Input, PlainFile, Progress, Sink
 from .sitemap import local_child, write_xml
-from .table import write_csv
+from .table import looks_like_header, write_csv
 from .text import BLOCK, write_txt
 
 __all__ = [
     "BLOCK",
     "CSV_COLUMNS",
     "PARALLEL_MIN",
+    "FolderOptions",
     "Input",
     "PlainFile",
     "Progress",
@@ -48,7 +52,10 @@ PARALLEL_MIN: Final = 16 << 20
 
 
 def detect_format(name: str, head: bytes) -> str:
-    """``csv``, ``jsonl``, ``txt`` or ``xml`` from the file name, else from the content."""
+    """``csv``, ``jsonl``, ``txt`` or ``xml`` from the file name, else from the content.
+
+    (A folder is a built site: :func:`write_inputs` reads it with :mod:`.folder`.)
+    """
     lower = name.lower()
     for ext, kind in (
         (".csv", "csv"),
@@ -68,8 +75,8 @@ def detect_format(name: str, head: bytes) -> str:
         return "xml"
     if text.startswith(b"{"):
         return "jsonl"
-    first = text.split(b"\n", 1)[0].lower()
-    if b"," in first and first.split(b",", 1)[0].strip(b'" ') == b"loc":
+    first = text.split(b"\n", 1)[0].rstrip(b"\r")
+    if looks_like_header(first):
         return "csv"
     return "txt"
 
@@ -90,12 +97,16 @@ def write_inputs(
     progress: Progress | None = None,
     parallel_min: int = PARALLEL_MIN,
     fast_path: bool = True,
+    folder: FolderOptions | None = None,
+    strict_columns: bool = False,
 ) -> list[str]:
     """Push every input into ``writer`` in order; return notes worth telling the user.
 
-    A sole input file bigger than ``parallel_min`` bytes is offered to the writer whole
-    (:meth:`Sink.add_plain_file`); ``fast_path=False`` reads every input row by row
-    (the output is the same: tests compare the two).
+    A folder is a built site (:mod:`.folder`, read with ``folder``'s options; the writer's
+    own folder is never read as pages). A sole input file bigger than ``parallel_min``
+    bytes is offered to the writer whole (:meth:`Sink.add_plain_file`); ``fast_path=False``
+    reads every input row by row (the output is the same: tests compare the two).
+    ``strict_columns`` refuses CSV columns that are not known instead of ignoring them.
     """
     inputs = list(inputs)
     sole = len(inputs) == 1 and inputs[0] != "-"
@@ -111,6 +122,14 @@ def write_inputs(
                 continue
             seen.add(real)
         where = "<stdin>" if name == "-" else name
+        if name != "-" and os.path.isdir(name):
+            options = folder or FolderOptions()
+            if options.output is None:
+                options = dataclasses.replace(options, output=getattr(writer, "directory", None))
+            summary, more = write_folder(writer, name, options, progress=progress)
+            notes.extend(more)
+            notes.append(summary.note(where))
+            continue
         try:
             stream = open_input(name)
         except OSError as exc:
@@ -123,9 +142,11 @@ def write_inputs(
             )
             kind = detect_format(name, buffered.peek(4096)[:4096])
             whole = name if sole and _is_big(buffered, parallel_min) else None
-            src = Input(buffered, where, progress, whole, fast_path)
+            src = Input(buffered, where, progress, whole, fast_path, strict_columns)
             if kind == "csv":
-                write_csv(writer, src)
+                note = write_csv(writer, src)
+                if note:
+                    notes.append(note)
             elif kind == "txt":
                 write_txt(writer, src)
             elif kind == "jsonl":

@@ -26,7 +26,8 @@ class Input:
     """One input as its reader gets it: the bytes, its name in errors, how to read it.
 
     ``whole`` is the file's path when the whole file may be offered to the sink
-    (:meth:`Sink.add_plain_file`); ``fast_path=False`` reads it row by row.
+    (:meth:`Sink.add_plain_file`); ``fast_path=False`` reads it row by row;
+    ``strict_columns`` refuses the CSV columns that are not known (else they are ignored).
     """
 
     stream: BinaryIO
@@ -34,6 +35,7 @@ class Input:
     progress: Progress | None = None
     whole: str | None = None
     fast_path: bool = True
+    strict_columns: bool = False
 
 
 @dataclass(frozen=True, slots=True)
