@@ -59,16 +59,17 @@ def _complete(data: bytes) -> int:
 
 class Utf8Repair(Reader):
     """The bytes of a UTF-8 document, each byte that is not UTF-8 percent-encoded, on to
-    ``inner``. ``offset`` is the document offset of the first byte fed (the bytes of a
-    byte order mark or of text before the XML, which the reader never sees)."""
+    ``inner``; each such byte is reported at its line and column."""
 
-    __slots__ = ("_doc", "_held", "_inner", "_offset", "_tail")
+    __slots__ = ("_col", "_doc", "_held", "_inner", "_lines", "_tail")
 
-    def __init__(self, inner: Reader, doc: Document, offset: int) -> None:
+    def __init__(self, inner: Reader, doc: Document) -> None:
         self._inner = inner
         self._doc = doc
-        self._offset = offset  # of the next byte to check
         self._held = b""  # an unfinished sequence at the end of the last chunk
+        #: Line breaks passed on, and the characters after the last of them.
+        self._lines = 0
+        self._col = doc.col_off
         #: The last characters checked (bad bytes as ``surrogateescape`` decodes them), to
         #: name the place of a bad byte at the start of a chunk.
         self._tail = ""
@@ -77,8 +78,7 @@ class Utf8Repair(Reader):
         if self._held:
             data, self._held = self._held + data, b""
         if data.isascii():
-            self._offset += len(data)
-            self._tail = (self._tail + data[-_CONTEXT:].decode("ascii"))[-_CONTEXT:]
+            self._advance_ascii(data)
             self._inner.feed(data)
             return
         end = _complete(data)
@@ -91,42 +91,61 @@ class Utf8Repair(Reader):
             self._check(data)
         self._inner.close()
 
+    def _advance(self, text: str) -> None:
+        """Count the position past ``text``."""
+        breaks = text.count("\n")
+        if breaks:
+            self._lines += breaks
+            self._col = len(text) - text.rfind("\n") - 1
+        else:
+            self._col += len(text)
+        self._tail = (self._tail + text[-_CONTEXT:])[-_CONTEXT:]
+
+    def _advance_ascii(self, data: bytes) -> None:
+        """:meth:`_advance` for bytes of ASCII, without decoding them all."""
+        breaks = data.count(b"\n")
+        if breaks:
+            self._lines += breaks
+            self._col = len(data) - data.rfind(b"\n") - 1
+        else:
+            self._col += len(data)
+        self._tail = (self._tail + data[-_CONTEXT:].decode("ascii"))[-_CONTEXT:]
+
     def _check(self, data: bytes) -> None:
         """Pass on ``data`` (whole characters or bad bytes), its bad bytes percent-encoded.
         The text before a bad byte goes first, so that the findings of the entries it
         completes come before the byte's, as when the bytes are split there."""
         text = data.decode("utf-8", "surrogateescape")
         if _ESCAPED.search(text) is None:
-            self._offset += len(data)
-            self._tail = (self._tail + text[-_CONTEXT:])[-_CONTEXT:]
+            self._advance(text)
             self._inner.feed(data)
             return
         done = 0
         escape = ""
         for m in _ESCAPED.finditer(text):
             at = m.start()
-            before = (escape + text[done:at]).encode("utf-8")
-            if before:
-                self._inner.feed(before)
-            self._offset += len(before) - len(escape)
+            before = text[done:at]
+            if escape or before:
+                self._inner.feed((escape + before).encode("utf-8"))
+            self._advance(before)
             byte = ord(m.group()) - 0xDC00
-            # the characters before it as decoded, the same however the bytes were split
-            self._report(byte, (self._tail + text[max(0, at - _CONTEXT) : at])[-_CONTEXT:])
+            self._report(byte)
+            self._advance(m.group())
             escape = f"%{byte:02X}"
-            self._offset += 1
             done = at + 1
         self._inner.feed((escape + text[done:]).encode("utf-8"))
-        self._offset += len(text[done:].encode("utf-8"))
-        self._tail = (self._tail + text[-_CONTEXT:])[-_CONTEXT:]
+        self._advance(text[done:])
 
-    def _report(self, byte: int, before: str) -> None:
-        m = _CONTEXT_START.match(before)
-        after = percent_escaped(before[m.end() if m is not None else 0 :])
+    def _report(self, byte: int) -> None:
+        m = _CONTEXT_START.match(self._tail)
+        after = percent_escaped(self._tail[m.end() if m is not None else 0 :])
         where = f" after {clip(after)!r}" if after else ""
         self._doc.findings.add(
             "SM001",
-            f"The document is not valid UTF-8: byte 0x{byte:02X} at offset {self._offset:,}"
-            f"{where} was read as %{byte:02X}. Save the file as UTF-8",
+            f"The document is not valid UTF-8: byte 0x{byte:02X}{where} was read as "
+            f"%{byte:02X}. Save the file as UTF-8",
+            line=self._doc.line_off + 1 + self._lines,
+            column=self._col + 1,
             # The document as served is not well-formed: what the byte meant is a guess.
             lost=True,
         )

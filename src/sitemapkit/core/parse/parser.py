@@ -261,9 +261,7 @@ class SitemapParser:
             if kind == "urlset" and doc.settings.fast and Scanner.fits(root, opening.head):
                 self._reader = self._scanner = Scanner(doc, tree, root)
         if opening.xml and _utf8(opening.head):
-            # libxml2 would stop at the first byte that is not UTF-8
-            skipped = self.bytes_in - len(opening.data)
-            self._reader = Utf8Repair(self._reader, doc, skipped)
+            self._reader = Utf8Repair(self._reader, doc)  # libxml2 would stop at one
         self._reader.feed(opening.data)
 
     def _finish(self) -> None:
