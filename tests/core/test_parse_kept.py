@@ -355,3 +355,17 @@ def test_a_near_miss_extension_namespace_is_read_with_a_warning() -> None:
     assert isinstance(records[0], Url) and records[0].alternates[0].hreflang == "de"
     assert severities(findings) == [("SM102", "warning")]
     assert severities(read(data.encode(), purpose="validate")[1]) == [("SM102", "error")]
+
+
+def test_an_unknown_element_in_the_urlset_is_a_warning_a_misplaced_entry_an_error() -> None:
+    body = "<foo>not a tag we know</foo><url><loc>https://example.com/a</loc></url>"
+    records, findings = read(urlset(body).encode())
+    assert [r.loc for r in records] == ["https://example.com/a"]
+    assert severities(findings) == [("SM107", "warning")]
+    index = (
+        f'<sitemapindex xmlns="{SM}"><url><loc>https://example.com/a</loc></url>'
+        "<sitemap><loc>https://example.com/s.xml</loc></sitemap></sitemapindex>"
+    )
+    records, findings = read(index.encode())
+    assert [r.loc for r in records] == ["https://example.com/s.xml"]
+    assert ("SM107", "error") in severities(findings)
