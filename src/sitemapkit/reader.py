@@ -15,6 +15,7 @@ again; one that leads back to itself is a cycle (SM506).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,7 +70,7 @@ class ReadReport:
 
 
 def read_file(
-    path: str,
+    path: str | os.PathLike[str],
     *,
     published_at: str | None = None,
     strict: bool = False,
@@ -82,7 +83,11 @@ def read_file(
     """
     return _records(
         _file_batches(
-            path, published_at=published_at, strict=strict, report=report, max_bytes=max_bytes
+            os.fspath(path),
+            published_at=published_at,
+            strict=strict,
+            report=report,
+            max_bytes=max_bytes,
         )
     )
 

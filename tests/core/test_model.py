@@ -47,7 +47,7 @@ BAD: list[tuple[str, Callable[[], object], str, str]] = [
     ("video field", lambda: sk.Url(U, videos=[{**VID, "colour": 1}]), "video.colour", "unknown"),
     ("alternate item", lambda: sk.Url(U, alternates=[3]), "alternates", "unexpected item"),  # type: ignore[list-item]
     ("hreflang", lambda: sk.Alternate("english", U), "alternate.hreflang", "x-default"),
-    ("hreflang type", lambda: sk.Alternate(None, U), "alternate.hreflang", ""),  # type: ignore[arg-type]
+    ("hreflang type", lambda: sk.Alternate(3, U), "alternate.hreflang", ""),  # type: ignore[arg-type]
     ("no player", lambda: _video(content_loc=None), "video.content_loc", "content_loc or"),
     ("empty title", lambda: _video(title="  "), "video.title", "must not be empty"),
     ("title type", lambda: _video(title=3), "video.title", "expected text, got int"),

@@ -408,7 +408,8 @@ def test_text_sitemap_bad_lines() -> None:
     )
     records, findings, kind = parse(data)
     assert kind == "text"
-    assert locs(records) == ["https://example.com/ok"]
+    # issue #11: bytes that are not UTF-8 are percent-encoded, as in robots.txt
+    assert locs(records) == ["https://example.com/%FF", "https://example.com/ok"]
     assert [(f.rule, f.line) for f in findings] == [
         ("SM002", 1),
         ("SM001", 3),
@@ -546,14 +547,17 @@ def test_declared_encoding_other_than_utf8() -> None:
     assert records == [Url("https://example.com/caf%C3%A9")]
 
 
-def test_invalid_utf8_stops_with_sm001() -> None:
+def test_invalid_utf8_is_percent_encoded_with_sm001() -> None:
+    # issue #11: the byte is kept as %FF (libxml2 alone stopped there); an error, the
+    # document as served is not well-formed
     data = urlset(url("https://example.com/a") + "\n").replace(b"</urlset>", b"") + (
         b"<url><loc>https://example.com/\xff</loc></url></urlset>"
     )
     records, findings, _ = parse(data)
-    assert records == [Url("https://example.com/a")]
-    assert rules(findings) == ["SM001"]
-    assert findings[0].line == 6
+    assert records == [Url("https://example.com/a"), Url("https://example.com/%FF")]
+    assert [(f.rule, f.severity) for f in findings] == [("SM001", "error")]
+    assert "byte 0xFF after 'https://example.com/' was read as %FF" in findings[0].message
+    assert (findings[0].line, findings[0].column) == (6, 31)  # the byte itself
 
 
 def test_utf16_is_reported_and_read() -> None:
@@ -953,8 +957,11 @@ def test_news_problems() -> None:
         "The Example Times", "en", "2024-05-01T10:00:00+00:00", "Companies A, B in merger talks"
     )
     assert found == ["NEWS808", "NEWS808", "NEWS802"]
+    # issue #11: a usable language off Google's form is kept as written (a warning)
+    u, found = _ext(NEWS.replace(">en<", ">en-US<"))
+    assert (u.news and u.news.publication_language, found) == ("en-US", ["NEWS804"])
     for old, new, rule in [
-        ("<news:language>en</news:language>", "<news:language>en-US</news:language>", "NEWS804"),
+        ("<news:language>en</news:language>", "<news:language>english</news:language>", "NEWS804"),
         ("<news:language>en</news:language>", "", "NEWS801"),
         ("2024-05-01T10:00:00Z", "01/05/2024", "NEWS805"),
         ("<news:name>The Example Times</news:name>", "<news:name> </news:name>", "NEWS807"),
@@ -982,7 +989,11 @@ def test_alternate_problems() -> None:
         '<xhtml:link rel="alternate" href="https://example.com/it"/>'
         '<xhtml:link rel="alternate" hreflang="es-419" href="https://example.com/es"/>'
     )
-    assert u.alternates == (Alternate("es-419", "https://example.com/es"),)
+    # issue #11: a link without hreflang is kept (a mobile URL, an app link)
+    assert u.alternates == (
+        Alternate(None, "https://example.com/it"),
+        Alternate("es-419", "https://example.com/es"),
+    )
     assert found == ["HRE902", "HRE903", "HRE901", "HRE901"]
 
 

@@ -12,7 +12,7 @@ from typing import IO, Any
 import click
 
 from .. import ReadReport, SitemapError, SitemapRef, Url
-from ..io.sources.record import CSV_COLUMNS
+from ..io.sources.record import CSV_COLUMNS, alternate_token
 from ..io.target import is_url
 from ..reader import read_targets
 from .status import EXIT_INPUT, EXIT_UNREADABLE, Exit
@@ -67,7 +67,7 @@ def _row(r: Url | SitemapRef, source: str) -> list[str]:
         _cell(rec["changefreq"]),
         _cell(rec["priority"]),
         " ".join(i.loc for i in r.images),
-        " ".join(f"{a.hreflang}={a.href}" for a in r.alternates),
+        " ".join(map(alternate_token, r.alternates)),
         _cell(publication.get("name")),
         _cell(publication.get("language")),
         _cell(news.get("publication_date")),

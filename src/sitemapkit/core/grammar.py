@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["DECIMAL", "INTEGER", "PRIORITY_TEXTS", "SCHEME"]
+__all__ = ["APP_LINK", "DECIMAL", "INTEGER", "PRIORITY_TEXTS", "SCHEME"]
 
 #: A URI scheme and its colon (RFC 3986 §3.1: ``ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )``).
 SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
@@ -23,3 +23,10 @@ INTEGER: Final = re.compile(r"[+-]?[0-9]+")
 #: The priorities in the form the protocol shows ("0.0" to "1.0", one decimal): "Valid
 #: values range from 0.0 to 1.0" (sitemaps.org); the writer emits only these.
 PRIORITY_TEXTS: Final = frozenset(f"{i / 10:.1f}" for i in range(11))
+
+#: An app deep link, the ``href`` of ``<xhtml:link rel="alternate">`` without hreflang in
+#: Google's App Indexing (``android-app://package/scheme/host/path``, ``ios-app://``): a URI
+#: of another scheme than http(s), one token.
+APP_LINK: Final = re.compile(
+    r"(?!https?:)[a-z][a-z0-9+.-]*://[^\s\x00-\x1f\x7f]{1,2000}", re.ASCII | re.IGNORECASE
+)

@@ -20,6 +20,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Any, ClassVar, Final, Literal
 
 from . import limits
+from .grammar import APP_LINK
 from .urls import check_text, iri_to_uri, is_canonical_loc, validate_loc
 from .w3cdate import format_lastmod
 
@@ -37,6 +38,7 @@ __all__ = [
     "VideoRestriction",
     "priority_text",
     "trusted_image",
+    "trusted_news",
     "trusted_ref",
     "trusted_url",
 ]
@@ -375,19 +377,30 @@ class News:
 
 @dataclass(frozen=True, slots=True)
 class Alternate:
-    """``<xhtml:link rel="alternate" hreflang=… href=…>``: a language version of a page."""
+    """``<xhtml:link rel="alternate" hreflang=… href=…>``: a language version of a page;
+    without ``hreflang``, a separate mobile URL (``media``: its media query) or an app link.
 
-    hreflang: str
+    >>> Alternate(None, "https://m.example.com/", media="only screen and (max-width: 640px)").media
+    'only screen and (max-width: 640px)'
+    """
+
+    hreflang: str | None
     href: str
+    media: str | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.hreflang, str) or not _HREFLANG.fullmatch(self.hreflang.strip()):
-            raise InvalidValue(
-                "alternate.hreflang",
-                f"{self.hreflang!r} is not x-default or language[-Script][-REGION] like 'en-GB'",
-            )
-        _set(self, "hreflang", self.hreflang.strip())
-        _set(self, "href", _loc(self.href, "alternate.href"))
+        lang = self.hreflang
+        if lang is not None:
+            if not isinstance(lang, str) or not _HREFLANG.fullmatch(lang.strip()):
+                raise InvalidValue(
+                    "alternate.hreflang",
+                    f"{lang!r} is not x-default or language[-Script][-REGION] like 'en-GB'",
+                )
+            _set(self, "hreflang", lang.strip())
+        _set(self, "media", _opt_text(self.media, "alternate.media"))
+        href = self.href
+        app = lang is None and isinstance(href, str) and APP_LINK.fullmatch(href.strip())
+        _set(self, "href", href.strip() if app else _loc(href, "alternate.href"))
 
 
 def _coerce_images(value: Iterable[Any] | None) -> tuple[Image, ...]:
@@ -490,7 +503,10 @@ class Url:
                 "publication_date": self.news.publication_date,
                 "title": self.news.title,
             },
-            "alternates": [{"hreflang": a.hreflang, "href": a.href} for a in self.alternates],
+            "alternates": [  # media only when there is one: hreflang ones keep their shape
+                {"hreflang": a.hreflang, "href": a.href, **({"media": a.media} if a.media else {})}
+                for a in self.alternates
+            ],
         }
 
     @classmethod
@@ -515,27 +531,19 @@ class Url:
         )
 
 
-_RECORD_KEYS: Final = frozenset(
-    [
-        "kind",
-        "loc",
-        "lastmod",
-        "changefreq",
-        "priority",
-        "images",
-        "videos",
-        "news",
-        "alternates",
-        "source",
-    ]
-)
+# fmt: off
+_RECORD_KEYS: Final = frozenset([
+    "kind", "loc", "lastmod", "changefreq", "priority", "images", "videos", "news",
+    "alternates", "source",
+])
+# fmt: on
 
 
 def _alternate(a: object) -> Alternate:
     if isinstance(a, Alternate):
         return a
     if isinstance(a, Mapping):
-        return Alternate(a.get("hreflang"), a.get("href"))  # type: ignore[arg-type]
+        return Alternate(a.get("hreflang"), a.get("href"), a.get("media"))  # type: ignore[arg-type]
     if isinstance(a, tuple) and len(a) == 2:
         return Alternate(*a)
     raise InvalidValue("alternates", f"unexpected item {a!r}; use Alternate(hreflang, href)")
@@ -554,26 +562,14 @@ def _news(m: Mapping[str, Any]) -> News:
 
 
 #: The Video fields in the order of the video XSD (and of the JSON record).
+# fmt: off
 VIDEO_FIELDS: Final = (
-    "thumbnail_loc",
-    "title",
-    "description",
-    "content_loc",
-    "player_loc",
-    "duration",
-    "expiration_date",
-    "rating",
-    "view_count",
-    "publication_date",
-    "family_friendly",
-    "restriction",
-    "platform",
-    "requires_subscription",
-    "uploader",
-    "uploader_info",
-    "live",
+    "thumbnail_loc", "title", "description", "content_loc", "player_loc", "duration",
+    "expiration_date", "rating", "view_count", "publication_date", "family_friendly",
+    "restriction", "platform", "requires_subscription", "uploader", "uploader_info", "live",
     "tags",
 )
+# fmt: on
 
 
 def _video(v: object) -> Video:
@@ -641,6 +637,7 @@ def _setters(cls: type) -> tuple[Any, ...]:
 _URL_SET: Final = _setters(Url)
 _REF_SET: Final = _setters(SitemapRef)
 _IMAGE_SET: Final = _setters(Image)
+_NEWS_SET: Final = _setters(News)
 
 
 def trusted_url(
@@ -678,6 +675,14 @@ def trusted_ref(loc: str, lastmod: str | None = None) -> SitemapRef:
     _REF_SET[0](ref, loc)
     _REF_SET[1](ref, lastmod)
     return ref
+
+
+def trusted_news(name: str, language: str, date: str, title: str) -> News:
+    """A :class:`News` of values already checked (a reader keeps ``en-US`` this way)."""
+    news = _new(News)
+    for setter, value in zip(_NEWS_SET, (name, language, date, title), strict=True):
+        setter(news, value)
+    return news
 
 
 def trusted_image(

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from .grammar import PRIORITY_TEXTS
 from .lastmod import block_lastmods
 from .limits import MAX_LOC_LENGTH, MIN_LOC_LENGTH
-from .model import CHANGEFREQS, Image, News, SitemapRef, Url, Video, priority_text
+from .model import CHANGEFREQS, Alternate, Image, News, SitemapRef, Url, Video, priority_text
 from .namespace import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
 from .urls import escape
 
@@ -83,6 +83,14 @@ def footer(root: str = "urlset") -> str:
 
 def _yes_no(value: bool) -> str:
     return "yes" if value else "no"
+
+
+def _link(a: Alternate) -> str:
+    """An alternate without hreflang (a mobile URL, an app link) or with a media query."""
+    attrs = "" if a.hreflang is None else f' hreflang="{a.hreflang}"'
+    if a.media is not None:
+        attrs += f' media="{escape(a.media)}"'
+    return f'<xhtml:link rel="alternate"{attrs} href="{escape(a.href)}"/>'
 
 
 def _image(i: Image, keep_deprecated: bool) -> str:
@@ -186,6 +194,8 @@ def url_entry(
         ns |= XHTML
         s += "".join(
             f'<xhtml:link rel="alternate" hreflang="{a.hreflang}" href="{escape(a.href)}"/>'
+            if a.media is None and a.hreflang is not None
+            else _link(a)
             for a in url.alternates
         )
     if url.images:

@@ -77,6 +77,7 @@ class Compression:
                     "SM007",
                     f"The document is {name}-compressed; sitemaps may only be compressed with gzip",
                     fatal=True,
+                    lost=True,
                 )
         source = self._findings.settings.source
         if source is not None and self._inflater is None:
@@ -86,6 +87,7 @@ class Compression:
                     "SM008",
                     f"{source!r} is named .gz but its content is not gzip; "
                     "compress it or drop the .gz suffix",
+                    lost=False,  # read as the plain document it is
                 )
 
     def _gzip_failed(self, reason: str) -> None:
@@ -103,4 +105,5 @@ class Compression:
                 "read. Recompress the file with gzip"
             )
         self._failed = True
-        self._findings.add("SM007", msg)
+        # Bytes after the gzip data, or the document after the damage, were not read.
+        self._findings.add("SM007", msg, lost=True)

@@ -123,6 +123,7 @@ class Document:
                 f"The index lists more than {limits.MAX_SITEMAPS:,} sitemaps; "
                 "split it into several indexes",
                 line=line,
+                lost=False,  # every entry is read
             )
         elif self.kind in ("urlset", "text"):
             self.findings.add(
@@ -130,6 +131,7 @@ class Document:
                 f"The sitemap has more than {limits.MAX_URLS:,} URLs; split it "
                 "into several sitemaps under an index",
                 line=line,
+                lost=False,  # every entry is read
             )
 
     def quiet(self) -> int:

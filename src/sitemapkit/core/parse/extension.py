@@ -8,12 +8,22 @@ once); :meth:`Extensions.extend` reads them into the Url. Videos have their own 
 
 from __future__ import annotations
 
+import re
 from typing import Final, cast
 
 from lxml import etree
 
 from .. import limits
-from ..model import Alternate, Image, InvalidValue, News, Url, Video, trusted_url
+from ..model import (
+    Alternate,
+    Image,
+    InvalidValue,
+    News,
+    Url,
+    Video,
+    trusted_news,
+    trusted_url,
+)
 from .canonical import fast_image
 from .document import Document
 from .tree import EXTENSION_KEYS, EXTENSIONS, foreign, ns_key, split
@@ -36,6 +46,9 @@ _NEWS_RULES: Final = {
     "news.publication_date": "NEWS805",
     "news.title": "NEWS807",
 }
+#: A language the reader keeps although Google wants ISO 639 alone (NEWS804): a language
+#: tag with a region or script (en-US, pt-BR, zh-Hant), a locale (pl_PL), in any case.
+_LANGUAGE_TAG: Final = re.compile(r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{1,8})*", re.ASCII)
 #: The child (of <news:publication> for name and language) each field is read from.
 _NEWS_ITEMS: Final = {
     "news.publication.name": "name",
@@ -71,6 +84,7 @@ class Extensions:
                     line=line,
                     loc=raw,
                     at=el,
+                    lost=True,  # not well-formed in the namespaces: the element is lost
                 )
             return None
         if ns == self.core_ns or not ns:
@@ -81,6 +95,7 @@ class Extensions:
                 line=line,
                 loc=raw,
                 at=el,
+                lost=False,  # no value the record could hold: nothing is lost
             )
             return None
         canonical = EXTENSION_KEYS.get(ns_key(ns))
@@ -94,6 +109,7 @@ class Extensions:
                 line=line,
                 loc=raw,
                 at=el,
+                lost=False,
             )
         kind = EXTENSIONS[canonical]
         if local != kind:
@@ -103,6 +119,7 @@ class Extensions:
                 line=line,
                 loc=raw,
                 at=el,
+                lost=True,  # a known extension's value, out of its place
             )
             return None
         return kind, el, ns
@@ -133,6 +150,7 @@ class Extensions:
                     "<url> has more than one <news:news>; the first one was used",
                     el,
                     raw,
+                    lost=True,  # a Url holds one
                 )
             else:
                 news_el = el
@@ -144,6 +162,7 @@ class Extensions:
                 f"{limits.MAX_IMAGES:,}. The rest were ignored",
                 line=self.line(el),
                 loc=raw,
+                lost=True,
             )
             del images[limits.MAX_IMAGES :]
         # Every part is a checked model object already (and the image count is capped
@@ -163,12 +182,21 @@ class Extensions:
         found, _ = fields(self.doc, el, ns, _IMAGE_FIELDS, "image:image", "IMG605", raw)
         loc = found.get("loc")
         if loc is None:
-            self.doc.judge("IMG601", "<image:image> has no <image:loc>; image skipped", el, raw)
+            self.doc.judge(
+                "IMG601", "<image:image> has no <image:loc>; image skipped", el, raw, lost=True
+            )
             return None
         if loc[0] is None:
             return None
         if not loc[0]:
-            self.add("IMG601", "Empty <image:loc>; image skipped", line=loc[1], loc=raw, at=loc[2])
+            self.add(
+                "IMG601",
+                "Empty <image:loc>; image skipped",
+                line=loc[1],
+                loc=raw,
+                at=loc[2],
+                lost=True,
+            )
             return None
         kw: dict[str, str] = {}
         for name in _IMAGE_OPTIONAL:
@@ -196,6 +224,7 @@ class Extensions:
                         line=line,
                         loc=raw,
                         at=found["loc"][2],
+                        lost=True,
                     )
                     return None
                 self.doc.judge(
@@ -203,6 +232,7 @@ class Extensions:
                     f"Invalid <image:{name}>: {exc.detail}. The value was ignored",
                     found[name][2],
                     raw,
+                    lost=True,
                 )
                 kw.pop(name)
 
@@ -216,6 +246,7 @@ class Extensions:
                     f"The sitemap has more than {limits.MAX_NEWS:,} <news:news> entries; split it",
                     el,
                     raw,
+                    lost=False,  # every one is read
                 )
         return news
 
@@ -231,13 +262,13 @@ class Extensions:
             raw,
             containers=frozenset(["publication"]),
         )
-        line = self.line(el)
         for name in [n for n in found if n in _NEWS_DEPRECATED]:
             self.doc.judge(
                 "NEWS808",
                 f"<news:{name}> is not in Google's current news sitemap reference; it was ignored",
                 found[name][2],
                 raw,
+                lost=False,  # no field of the record holds it
             )
         publication = found.get("publication")
         pub: Fields = {}
@@ -265,20 +296,53 @@ class Extensions:
         )
         if when is None:
             return None
-        try:
-            return News(values["name"], values["language"], when, values["title"])
-        except InvalidValue as exc:
-            item = _NEWS_ITEMS.get(exc.field)
-            source = pub if item in ("name", "language") else found
-            held = None if item is None else source.get(item)
-            self.add(
-                _NEWS_RULES.get(exc.field, "NEWS801"),
-                f"Invalid <news:news>: {exc.detail}. News skipped",
-                line=line if held is None else held[1],
-                loc=raw,
-                at=el if held is None else held[2],
-            )
-            return None
+        return self._news_model(values, when, found, pub, el, raw)
+
+    def _news_model(
+        self,
+        values: dict[str, str],
+        when: str,
+        found: Fields,
+        pub: Fields,
+        el: etree._Element,
+        raw: str | None,
+    ) -> News | None:
+        """The model's News of the values; a refused one skips it (reported), except a
+        language that is usable although off Google's form: kept as written (NEWS804)."""
+        language = values["language"]
+        kept: InvalidValue | None = None  # the language's refusal, when it is kept all the same
+        while True:
+            try:
+                news = News(values["name"], values["language"], when, values["title"])
+                break
+            except InvalidValue as exc:
+                item = _NEWS_ITEMS.get(exc.field)
+                if item == "language" and kept is None and _LANGUAGE_TAG.fullmatch(language):
+                    kept = exc
+                    values["language"] = "en"  # the other values still go through the model
+                    continue
+                source = pub if item in ("name", "language") else found
+                held = None if item is None else source.get(item)
+                self.add(
+                    _NEWS_RULES.get(exc.field, "NEWS801"),
+                    f"Invalid <news:news>: {exc.detail}. News skipped",
+                    line=self.line(el) if held is None else held[1],
+                    loc=raw,
+                    at=el if held is None else held[2],
+                    lost=True,
+                )
+                return None
+        if kept is None:
+            return news
+        self.doc.judge(
+            "NEWS804",
+            f"Invalid <news:language>: {kept.detail}. Kept as written",
+            pub["language"][2],
+            raw,
+            lost=False,  # a usable language tag: en-US, pt-BR, pl_PL
+        )
+        published = cast("str", news.publication_date)  # a built News holds it normalised
+        return trusted_news(news.publication_name, language, published, news.title)
 
     def _news_required(
         self,
@@ -309,19 +373,20 @@ class Extensions:
                     f"<news:news> has no {missing}; news skipped",
                     el if holder is None else holder[2],
                     raw,
+                    lost=True,
                 )
                 return None
             if item[0] is None:
                 return None
             if not item[0]:
-                self.doc.judge("NEWS807", f"Empty <{what}>; news skipped", item[2], raw)
+                self.doc.judge("NEWS807", f"Empty <{what}>; news skipped", item[2], raw, lost=True)
                 return None
             values[key] = item[0]
         return values
 
     def _alternate(self, el: etree._Element, raw: str | None) -> Alternate | None:
         line = self.line(el)
-        rel, hreflang, href = (el.get(a) for a in ("rel", "hreflang", "href"))
+        rel, hreflang, href, media = (el.get(a) for a in ("rel", "hreflang", "href", "media"))
         if rel is None or rel.strip() != "alternate":
             self.add(
                 "HRE901",
@@ -330,28 +395,46 @@ class Extensions:
                 loc=raw,
                 at=el,
                 attr=None if rel is None else "rel",
+                lost=True,
             )
             return None
-        if hreflang is None or href is None:
-            missing = "hreflang" if hreflang is None else "href"
+        if href is None:
             self.add(
                 "HRE901",
-                f"<xhtml:link> has no {missing} attribute; it was ignored",
+                "<xhtml:link> has no href attribute; it was ignored",
                 line=line,
                 loc=raw,
                 at=el,
+                lost=True,
             )
             return None
         try:
-            return Alternate(hreflang, href.strip())
+            alternate = Alternate(hreflang, href.strip(), media)
         except InvalidValue as exc:
-            rule = "HRE902" if exc.field == "alternate.hreflang" else "HRE903"
+            rule = {"alternate.hreflang": "HRE902", "alternate.href": "HRE903"}.get(
+                exc.field, "HRE901"
+            )
             self.add(
                 rule,
                 f"Invalid <xhtml:link>: {exc.detail}. It was ignored",
                 line=line,
                 loc=raw,
                 at=el,
-                attr="hreflang" if rule == "HRE902" else "href",
+                attr={"HRE902": "hreflang", "HRE903": "href"}.get(rule, "media"),
+                lost=True,
             )
             return None
+        if hreflang is None:
+            # Google reads these too: a separate mobile URL (media="only screen and
+            # (max-width: 640px)") and an app deep link (android-app://…).
+            what = "a mobile URL" if media is not None else "an alternate"
+            self.add(
+                "HRE901",
+                f"<xhtml:link> has no hreflang attribute: it is no language version. Kept "
+                f"as {what}",
+                line=line,
+                loc=raw,
+                at=el,
+                lost=False,
+            )
+        return alternate

@@ -45,7 +45,7 @@ _MAX_ONCE: Final = 100
 class Findings:
     """The findings of one document, in the order they were made (``items``)."""
 
-    __slots__ = ("_counts", "_seen", "items", "settings")
+    __slots__ = ("_counts", "_seen", "_unlisted_errors", "items", "settings")
 
     def __init__(self, settings: ParseSettings) -> None:
         #: ``source`` names the document; ``max_findings`` findings are listed per rule (0: all).
@@ -53,6 +53,8 @@ class Findings:
         self.items: list[Finding] = []
         self._counts: dict[str, int] = {}
         self._seen: set[str] = set()
+        #: Rules with an error among their unlisted findings: their summary is one too.
+        self._unlisted_errors: set[str] = set()
 
     def add(
         self,
@@ -87,6 +89,8 @@ class Findings:
             self.items.append(
                 Finding(rule, sev, message, settings.source, line, column, loc, element)
             )
+        elif sev == "error":
+            self._unlisted_errors.add(rule)
         if fatal if fatal is not None else (settings.strict and sev == "error"):
             cls = UnsafeXMLError if rule == "SM011" else ParseError
             raise cls(f"{message} [{rule}]", where=settings.source, line=line, column=column)
@@ -105,13 +109,15 @@ class Findings:
         return {r: n - cap for r, n in self._counts.items() if cap and n > cap}
 
     def summarize(self) -> None:
-        """Count the unlisted findings of each rule in one last finding of that rule."""
+        """Count the unlisted findings of each rule in one last finding of that rule: an
+        error when one of them is (when reading, a kept value's findings are warnings
+        however many), else a warning."""
         cap = self.settings.max_findings
         for rule, n in self.unlisted.items():
             self.items.append(
                 Finding(
                     rule,
-                    catalogue_severity(rule),
+                    "error" if rule in self._unlisted_errors else "warning",
                     f"{n:,} more {rule} findings in this document are not listed "
                     f"(at most {cap:,} per rule)",
                     self.settings.source,

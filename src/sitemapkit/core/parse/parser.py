@@ -17,12 +17,13 @@ from lxml import etree
 from ...errors import LimitError, SitemapError
 from .. import limits
 from ..finding import Finding
+from .charset import Transcoded, Utf8Repair
 from .compression import Compression
 from .document import Document, Kind, Reader, Record
 from .entry import SitemapEntries, UrlEntries
 from .feed import AtomEntries, RssItems
 from .findings import Findings
-from .prolog import Opening, Prolog, kind_of
+from .prolog import Opening, Prolog, kind_of, xml_encoding
 from .scanner import Scanner
 from .settings import ParseSettings, Purpose
 from .text import Text
@@ -231,6 +232,7 @@ class SitemapParser:
                 "SM006",
                 f"The document is larger than {limits.MAX_BYTES:,} bytes "
                 "uncompressed, the protocol's limit; split it into several sitemaps",
+                lost=False,  # read on, up to max_bytes
             )
         if self._reader is not None:
             self._reader.feed(data)
@@ -245,6 +247,8 @@ class SitemapParser:
         if not opening.xml:
             doc.kind = "text"
             self._reader = Text(doc)
+            if opening.codec is not None:
+                self._reader = Transcoded(self._reader, doc, opening.codec)
         elif opening.root is None:
             self._reader = Tree(doc, Entries(doc, _NO_ENTRY))
         else:
@@ -256,6 +260,8 @@ class SitemapParser:
             self._reader = tree
             if kind == "urlset" and doc.settings.fast and Scanner.fits(root, opening.head):
                 self._reader = self._scanner = Scanner(doc, tree, root)
+        if opening.xml and _utf8(opening.head):
+            self._reader = Utf8Repair(self._reader, doc)  # libxml2 would stop at one
         self._reader.feed(opening.data)
 
     def _finish(self) -> None:
@@ -272,7 +278,16 @@ class SitemapParser:
         self._reader.close()
         doc = self._doc
         if doc.kind is not None and doc.entries == 0 and not doc.damaged:
-            self._findings.add("SM106", f"The {_KIND_NAMES[doc.kind]} lists no entries")
+            self._findings.add("SM106", f"The {_KIND_NAMES[doc.kind]} lists no entries", lost=False)
+
+
+def _utf8(head: bytes) -> bool:
+    """Whether an XML document that starts with ``head`` is in UTF-8 (XML 1.0 §4.3.3: the
+    declaration names another encoding, or a byte order mark says UTF-16)."""
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return False
+    enc = xml_encoding(head)
+    return enc is None or enc.lower() in (b"utf-8", b"utf8")
 
 
 class ParseKeywords(TypedDict, total=False):

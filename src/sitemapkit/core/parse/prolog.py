@@ -52,6 +52,8 @@ class Opening(NamedTuple):
     root: etree._Element | None
     head: bytes
     data: bytes
+    #: The codec of a text document that is not UTF-8 (its reader gets it as UTF-8).
+    codec: str | None = None
 
 
 def xml_encoding(head: bytes) -> bytes | None:
@@ -113,6 +115,7 @@ class Prolog:
                 "SM004",
                 "The document is empty; a sitemap holds at least its root element",
                 line=self._doc.line_off + 1 if seen else None,
+                lost=True,  # nothing to read
             )
             return None
         root = None
@@ -139,6 +142,8 @@ class Prolog:
             if len(buf) < 3 and _BOM.startswith(buf) and not final:
                 self._pre = buf
                 return None
+            if buf[:2] in _UTF16:
+                return self._utf16(buf, final)
             self._bom_checked = True
             if buf.startswith(_BOM):
                 buf = buf[3:]
@@ -146,10 +151,8 @@ class Prolog:
                     "SM002",
                     "The document starts with a UTF-8 byte order mark; writers should not emit one",
                     line=1,
+                    lost=False,
                 )
-            elif buf[:2] in _UTF16:
-                self._add("SM001", "The document is UTF-16 encoded; sitemaps must be UTF-8", line=1)
-                return self._start_xml(buf)
         rest = buf.lstrip(_SPACE)
         if len(rest) < len(buf):
             self._skip_space(buf[: len(buf) - len(rest)])
@@ -160,8 +163,28 @@ class Prolog:
         if rest[:1] != b"<":
             return Opening(False, None, b"", rest)
         if _HTML_START.match(rest):
-            self._add("SM005", _HTML, line=self._doc.line_off + 1, fatal=True)
+            self._add("SM005", _HTML, line=self._doc.line_off + 1, fatal=True, lost=True)
         return self._start_xml(rest)
+
+    def _utf16(self, buf: bytes, final: bool) -> Opening | None:
+        """A document in UTF-16 (``buf`` from its byte order mark): XML when its first
+        character that is not white space is ``<`` (libxml2 decodes it), else a text
+        sitemap (decoded on the way to its reader)."""
+        markup = _utf16_markup(buf)
+        if markup is None and not final and len(buf) < _SNIFF_STEP:
+            self._pre = buf
+            return None
+        self._bom_checked = True
+        self._pre = b""
+        self._add(
+            "SM001",
+            "The document is UTF-16 encoded; sitemaps must be UTF-8. It was decoded",
+            line=1,
+            lost=False,
+        )
+        if markup is False:
+            return Opening(False, None, b"", buf, "utf-16")
+        return self._start_xml(buf)
 
     def _report_junk(self, junk: bytes, *, decl: bool) -> None:
         """SM003 for text printed before the XML; it is skipped, lines kept."""
@@ -175,6 +198,7 @@ class Prolog:
             "notice, a warning, a debug line, an error page) must be fixed so that "
             "'<?xml' is the first byte of the file; the document after it was read",
             line=1,
+            lost=True,  # not well-formed: the document as served could not be read whole
         )
         self._skip_space(junk)
         self._ws = False  # reported: the white space before the junk is part of it
@@ -218,7 +242,7 @@ class Prolog:
         self._sniff = None
         if root is not None:
             if split(tag_of(root))[1].lower() == "html":
-                self._add("SM005", _HTML, line=self._doc.line(root), fatal=True)
+                self._add("SM005", _HTML, line=self._doc.line(root), fatal=True, lost=True)
             self._check(root, head)
         return Opening(True, root, head, head + rest)
 
@@ -234,6 +258,7 @@ class Prolog:
                     "Whitespace precedes the XML declaration; '<?xml' must "
                     "be the first bytes of the file",
                     line=1,
+                    lost=True,  # not well-formed, as served
                 )
             else:
                 self._add(
@@ -241,6 +266,7 @@ class Prolog:
                     "Whitespace precedes the root element; start the file with the XML declaration",
                     line=1,
                     severity="warning",  # no declaration to displace: only the style is off
+                    lost=False,
                 )
         if not has_decl:
             if head[:2] not in _UTF16:
@@ -249,6 +275,7 @@ class Prolog:
                     "The document has no XML declaration; start it with "
                     '<?xml version="1.0" encoding="UTF-8"?>',
                     line=doc.line_off + 1,
+                    lost=False,
                 )
         else:
             enc = xml_encoding(head)
@@ -256,8 +283,9 @@ class Prolog:
                 self._add(
                     "SM001",
                     f"The XML declaration says encoding={enc.decode()!r}; "
-                    "sitemaps must be UTF-8 encoded",
+                    "sitemaps must be UTF-8 encoded. It was decoded as declared",
                     line=doc.line_off + 1,
+                    lost=False,
                 )
         info = root.getroottree().docinfo
         if info.doctype or info.internalDTD is not None:
@@ -269,7 +297,17 @@ class Prolog:
                 "are not expanded and no DTD is loaded",
                 line=line,
                 fatal=doc.settings.strict,  # a warning, yet strict refuses any DTD outright
+                lost=False,  # ignored: nothing in a sitemap needs it
             )
+
+
+def _utf16_markup(buf: bytes) -> bool | None:
+    """Whether the UTF-16 text of ``buf`` (from its byte order mark) starts with markup;
+    None while only white space has come."""
+    codec = "utf-16-le" if buf[:2] == b"\xff\xfe" else "utf-16-be"
+    even = 2 + (len(buf) - 2) // 2 * 2
+    text = buf[2:even].decode(codec, "replace").lstrip(" \t\r\n")
+    return None if not text else text[0] == "<"
 
 
 def _starts_xml(buf: bytes) -> bool:
@@ -296,5 +334,6 @@ def kind_of(doc: Document, root: etree._Element) -> Kind:
         f"{SITEMAP_NS!r} (RSS 2.0 and Atom feeds are read too)",
         line=doc.line(root),
         fatal=True,
+        lost=True,
     )
     raise AssertionError("a fatal finding raises")  # pragma: no cover

@@ -2,7 +2,9 @@
 
 sitemaps.org: "The text file must have one URL per line. The URLs cannot contain embedded
 new lines. [...] The text file must use UTF-8 encoding." A line that is not a URL is
-reported (SM009) and skipped; line breaks are LF, CR LF or CR.
+reported (SM009) and skipped; a path (``/a/b``) is resolved against the base URL (SM201, a
+warning when reading); bytes that are not UTF-8 are percent-encoded (SM001); line breaks are
+LF, CR LF or CR.
 """
 
 from __future__ import annotations
@@ -12,7 +14,9 @@ from typing import Final
 
 from ..finding import clip
 from ..model import InvalidValue, Url
+from ..urls import resolve
 from .canonical import fast_url
+from .charset import percent_escaped
 from .document import Document, Reader
 from .value import loc_rule
 
@@ -20,6 +24,8 @@ __all__ = ["Text"]
 
 _LINE_BREAK: Final = re.compile(rb"\r\n|\r|\n")
 _URL: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+#: A relative line: a path from the root (``/a/b``), one token. Other text is not a URL.
+_PATH: Final = re.compile(r"/[^\s]*")
 
 
 class Text(Reader):
@@ -59,21 +65,20 @@ class Text(Reader):
         try:
             text = stripped.decode("utf-8")
         except UnicodeDecodeError as exc:
+            # The rule of robots.txt lines: the bytes as they are, percent-encoded (%E9).
+            text = percent_escaped(stripped.decode("utf-8", "surrogateescape"))
             self._add(
                 "SM001",
-                f"Line is not valid UTF-8 ({exc.reason} at byte {exc.start}); "
-                "text sitemaps must be UTF-8. Line skipped",
+                f"Line is not valid UTF-8 ({exc.reason} at byte {exc.start}); text "
+                f"sitemaps must be UTF-8. Read as {clip(text)!r}",
                 line=line,
+                lost=False,  # the URL is kept, its bytes as they were
             )
-            return
         if _URL.match(text) is None:
-            self._add(
-                "SM009",
-                f"Line {clip(text)!r} is not a URL; a text sitemap holds one "
-                "absolute URL per line and nothing else. Line skipped",
-                line=line,
-            )
-            return
+            resolved = self._relative(text, line)
+            if resolved is None:
+                return
+            text = resolved
         doc = self._doc
         doc.count(line)
         doc.place(line)
@@ -83,7 +88,44 @@ class Text(Reader):
                 url = Url(text)
             except InvalidValue as exc:
                 self._add(
-                    loc_rule(text), f"Invalid URL: {exc.detail}. Line skipped", line=line, loc=text
+                    loc_rule(text),
+                    f"Invalid URL: {exc.detail}. Line skipped",
+                    line=line,
+                    loc=text,
+                    lost=True,
                 )
                 return
         doc.out.append(url)
+
+    def _relative(self, text: str, line: int) -> str | None:
+        """The absolute URL of a relative line (a path: ``/a/b``), resolved against the
+        base URL; None for a line that is not a URL, or without a base URL (reported)."""
+        base = self._doc.settings.base_url
+        if _PATH.fullmatch(text) is None:
+            self._add(
+                "SM009",
+                f"Line {clip(text)!r} is not a URL; a text sitemap holds one "
+                "absolute URL per line and nothing else. Line skipped",
+                line=line,
+                lost=True,
+            )
+            return None
+        if base is None:
+            self._add(
+                "SM201",
+                f"Line {clip(text)!r} is relative and there is no base URL to resolve it; "
+                "sitemaps must list absolute URLs. Line skipped",
+                line=line,
+                lost=True,
+            )
+            return None
+        resolved = resolve(text, base)
+        self._add(
+            "SM201",
+            f"Line {clip(text)!r} is relative; resolved to {clip(resolved)!r}. "
+            "Sitemaps must list absolute URLs",
+            line=line,
+            loc=resolved,
+            lost=False,
+        )
+        return resolved

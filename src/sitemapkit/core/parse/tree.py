@@ -203,7 +203,11 @@ class Entries:
                 if local in ("url", "sitemap")
                 else "remove it"
             )
-            self.add("SM107", f"Unexpected <{local}> in <{container}>; {hint}", line=line)
+            # an unknown element holds nothing a record could; a sitemap element is lost
+            known = local in ("url", "sitemap", "loc", "lastmod", "changefreq", "priority")
+            self.add(
+                "SM107", f"Unexpected <{local}> in <{container}>; {hint}", line=line, lost=known
+            )
         elif ns_key(ns) in EXTENSION_KEYS:
             self.add(
                 "SM107",

@@ -78,14 +78,19 @@ def value(doc: Document, el: etree._Element, loc: str | None) -> str | None:
     name = split(tag_of(el))[1]
     for child in el:
         if isinstance(child, etree._Entity):
+            if not all(isinstance(c, etree._Entity) for c in el):
+                break  # markup too: SM107 below
+            # The text around the entities is what the document says without them.
+            text = ((el.text or "") + "".join(c.tail or "" for c in el)).strip(XML_SPACE)
             doc.judge(
                 "SM011",
-                f"<{name}> uses the entity {child.text}, which is never "
-                "expanded; the value was ignored",
+                f"<{name}> uses the entity {child.text}, which is never expanded; "
+                + (f"read as {clip(text)!r} without it" if text else "the value was ignored"),
                 el,
                 loc,
+                lost=True,
             )
-            return None
+            return text or None
     doc.judge(
         "SM107", f"<{name}> must hold text only, not elements; the value was ignored", el, loc
     )

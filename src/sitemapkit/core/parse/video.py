@@ -83,6 +83,7 @@ def read_video(doc: Document, el: etree._Element, ns: str, raw: str | None) -> V
             line=lines.get("title", line),
             loc=raw,
             at=found["title"][2],
+            lost=False,
         )
     return _build(doc, kw, lines, line, raw, found, el)
 
@@ -96,10 +97,13 @@ def _report_unread(doc: Document, found: Fields, raw: str | None) -> None:
                 line=line,
                 loc=raw,
                 at=child,
+                lost=False,  # no field of the record holds it
             )
         elif name in _UNREAD:  # valid by the XSD, only not read: a warning
             message = f"<video:{name}> is not read by sitemapkit; it was ignored"
-            doc.findings.add("SM107", message, line=line, loc=raw, at=child, severity="warning")
+            doc.findings.add(
+                "SM107", message, line=line, loc=raw, at=child, severity="warning", lost=False
+            )
 
 
 def _has_required(
@@ -116,6 +120,7 @@ def _has_required(
                     f"<video:video> {state} <video:{name}>; video skipped",
                     el if item is None else item[2],
                     raw,
+                    lost=True,
                 )
             return False
     if "content_loc" not in found and "player_loc" not in found:
@@ -125,6 +130,7 @@ def _has_required(
             line=line,
             loc=raw,
             at=el,
+            lost=True,
         )
         return False
     return True
@@ -164,6 +170,7 @@ def _attributes(doc: Document, found: Fields, kw: _Kw, lines: _Lines, raw: str |
                     loc=raw,
                     at=player[2],
                     attr=attr,
+                    lost=False,  # no field of the record holds it
                 )
     uploader = found.get("uploader")
     if uploader is not None and "uploader" in kw:
@@ -189,12 +196,14 @@ def _relationships(doc: Document, found: Fields, kw: _Kw, raw: str | None) -> No
                 f"<video:{name}> has no relationship attribute (allow or deny); it was ignored",
                 item[2],
                 raw,
+                lost=True,
             )
             continue
         try:
             kw[name] = cls(relationship.strip(), item[0])  # type: ignore[arg-type]
         except InvalidValue as exc:
-            doc.judge(rule, f"Invalid <video:{name}>: {exc.detail}. It was ignored", item[2], raw)
+            message = f"Invalid <video:{name}>: {exc.detail}. It was ignored"
+            doc.judge(rule, message, item[2], raw, lost=True)
 
 
 def _tags(
@@ -216,6 +225,7 @@ def _tags(
                 loc=raw,
                 at=child,
                 severity="warning",  # an empty optional value is dropped, the video is kept
+                lost=False,  # nothing to lose in an empty tag
             )
     if len(words) > limits.MAX_VIDEO_TAGS:
         doc.findings.add(
@@ -225,6 +235,7 @@ def _tags(
             line=words[limits.MAX_VIDEO_TAGS][1],
             loc=raw,
             at=words[limits.MAX_VIDEO_TAGS][2],
+            lost=True,
         )
         del words[limits.MAX_VIDEO_TAGS :]
     if words:
@@ -261,6 +272,7 @@ def _build(
                     loc=raw,
                     at=child,
                     attr=attr,
+                    lost=True,
                 )
                 kw.pop(name)
                 continue
@@ -272,6 +284,7 @@ def _build(
                 at=child,
                 attr=attr,
                 severity="error",  # the video is lost, whatever the field's own rule says
+                lost=True,
             )
             return None
 

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any, Final
+from urllib.parse import quote, unquote
 
 from ...core.model import Alternate, Image, InvalidValue, News, Url, Video
 from ...core.serialize import BASIC_COLUMNS
 from ...errors import InputError, SitemapError
 from .sink import Sink
 
-__all__ = ["CSV_COLUMNS", "add", "csv_url", "error_at"]
+__all__ = ["CSV_COLUMNS", "add", "alternate_token", "csv_url", "error_at"]
 
 _VIDEO_COLUMNS: Final = (
     "video_thumbnail_loc",
@@ -53,6 +54,21 @@ CSV_COLUMNS: Final = (
 )
 
 
+def alternate_token(a: Alternate) -> str:
+    """An alternate as the ``alternates`` column holds it (tokens split by white space):
+    ``hreflang=URL``; a media query follows the hreflang after ``@``, percent-encoded
+    (``@only%20screen%20and%20(max-width:%20640px)=URL``); no hreflang, nothing before ``@``
+    or ``=`` (an app link: ``=android-app://…``).
+
+    >>> alternate_token(Alternate("de", "https://example.com/de"))
+    'de=https://example.com/de'
+    """
+    key = a.hreflang or ""
+    if a.media is not None:
+        key += "@" + quote(a.media, safe="():,/")
+    return f"{key}={a.href}"
+
+
 def _split_ws(text: str) -> list[str]:
     return text.split()
 
@@ -65,10 +81,11 @@ def csv_url(w: Sink, row: dict[str, str]) -> Url:
     images = tuple(Image(w.resolve(i)) for i in _split_ws(row.get("images") or ""))
     alternates: list[Alternate] = []
     for tok in _split_ws(row.get("alternates") or ""):
-        lang, sep, href = tok.partition("=")
+        key, sep, href = tok.partition("=")
         if not sep:
             raise InvalidValue("alternates", f"{tok!r} is not hreflang=URL")
-        alternates.append(Alternate(lang, w.resolve(href)))
+        lang, at, media = key.partition("@")
+        alternates.append(Alternate(lang or None, w.resolve(href), unquote(media) if at else None))
     news = None
     if row.keys() & _NEWS_COLUMNS and any(get(k) for k in _NEWS_COLUMNS):
         news = News(

@@ -19,7 +19,7 @@ from operator import attrgetter
 from typing import Final
 
 from ...core.finding import Severity, clip
-from ...core.model import Alternate, Url, Video
+from ...core.model import Url, Video
 from ...core.urls import Origin, normalize
 from ..iso import COUNTRIES, LANGUAGES
 from .context import CHECKED
@@ -266,12 +266,17 @@ def _hreflang_code(code: str) -> tuple[str, Severity | None] | None:
 @CHECKED.decides("HRE902", "HRE904", "HRE906", "HRE907")
 def hreflang(st: EntryState, batch: Batch[Url], i: int, u: Url) -> None:
     """HRE902 codes, HRE904 self-reference, HRE906 conflicts, HRE907 repeated x-default."""
-    alternates: tuple[Alternate, ...] = u.alternates
+    # A mobile URL or an app link (no hreflang) is no language version: HRE901 is the
+    # reader's finding, and the cluster rules are about language versions only.
+    alternates = [a for a in u.alternates if a.hreflang is not None]
+    if not alternates:
+        return
     page = normalize(u.loc)
     hrefs: dict[str, str] = {}
     x_default = 0
     pairs: set[tuple[str, str]] = set()
     for a in alternates:
+        assert a.hreflang is not None
         problem = _hreflang_code(a.hreflang)
         link = f"xhtml:link[@hreflang='{a.hreflang}']" if "'" not in a.hreflang else "xhtml:link"
         if problem is not None:
