@@ -16,10 +16,11 @@ import datetime as dt
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar, Final, Literal
 
 from . import limits
+from .grammar import decimal_text
 from .urls import check_text, iri_to_uri, is_canonical_loc, validate_loc
 from .w3cdate import format_lastmod
 
@@ -145,7 +146,7 @@ def _int(value: object, name: str, lo: int, hi: int | None) -> int | None:
 
 
 def _decimal(value: object, name: str, hi: str) -> float | None:
-    """A decimal in [0, hi], rounded half-up to one digit after the point."""
+    """A decimal in [0, hi], as given: never rounded (``0.85`` stays ``0.85``)."""
     if value is None:
         return None
     if isinstance(value, bool):
@@ -156,7 +157,7 @@ def _decimal(value: object, name: str, hi: str) -> float | None:
         raise InvalidValue(name, f"{value!r} is not a decimal number; use e.g. 0.5") from None
     if not d.is_finite() or not Decimal(0) <= d <= Decimal(hi):
         raise InvalidValue(name, f"{value!r} is out of range; use a number from 0.0 to {hi}")
-    return float(d.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)) + 0.0  # not -0.0
+    return float(d) + 0.0  # not -0.0
 
 
 _PRIORITIES: dict[object, float | None] = {}  # given value -> _decimal of it (a few kinds)
@@ -177,15 +178,15 @@ def _priority(value: object) -> float | None:
 
 
 def priority_text(value: object) -> str:
-    """The ``<priority>`` the writer writes for ``value``: the model's one rounding rule
-    (half up, one decimal) and the serializer's form.
+    """The ``<priority>`` the writer writes for ``value``: the value as given (never
+    rounded) in the shortest decimal form with a digit after the point (``decimal_text``).
 
-    >>> priority_text("0.85"), priority_text(".5"), priority_text("1")
-    ('0.9', '0.5', '1.0')
+    >>> priority_text("0.85"), priority_text(".5"), priority_text("1"), priority_text("0.850")
+    ('0.85', '0.5', '1.0', '0.85')
     """
     number = _priority(value)
     assert number is not None
-    return f"{number:.1f}"
+    return decimal_text(number)
 
 
 def _tuple(value: Iterable[Any] | None, name: str) -> tuple[Any, ...]:
@@ -422,10 +423,12 @@ class Url:
     base, so only a writer takes one, as a string it resolves against its
     ``base_url`` before building the ``Url``. ``lastmod`` is formatted per
     ``format_lastmod``; ``changefreq`` is lowercased and checked; ``priority`` must lie
-    in 0.0–1.0 and is rounded half-up to one decimal.
+    in 0.0–1.0 and is kept as given (never rounded). A reader's record may hold a
+    ``lastmod`` as the document wrote it (``2024-05``, a time without zone); the
+    serializer writes it per ``format_lastmod`` or refuses it.
 
     >>> Url("https://example.com/küche", lastmod="2024-05-01", priority="0.55").priority
-    0.6
+    0.55
     """
 
     loc: str
