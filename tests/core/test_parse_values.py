@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import json
 import re
 from collections.abc import Sequence
 from decimal import Decimal
+from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 import pytest
@@ -37,6 +39,8 @@ from sitemapkit.core.parse import SitemapParser
 from sitemapkit.core.serialize import dumps, url_entry
 from sitemapkit.core.w3cdate import GRAMMAR, format_lastmod, instant, written, zulu
 from sitemapkit.errors import ParseError
+
+from ..conftest import cli
 
 SM = "http://www.sitemaps.org/schemas/sitemap/0.9"
 ROOT = (
@@ -449,3 +453,73 @@ def test_a_loc_that_is_not_a_url_drops_the_entry() -> None:
         ("SM201", "error"),
         *[("SM204", "error")] * 2,
     ]
+
+
+@pytest.mark.parametrize(
+    ("value", "kept", "rule"),
+    [
+        ("2024-05-01T10:00:00.250+01:00", "2024-05-01T10:00:00.250+01:00", None),
+        ("2024-05-01T10:00Z", "2024-05-01T10:00:00+00:00", None),
+        ("2008-12-23", "2008-12-23", None),
+        ("2024-05", None, "SM302"),
+        ("2024-05-01 10:30", None, "NEWS805"),
+        ("May 1, 2024", None, "NEWS805"),
+    ],
+)
+def test_a_news_date_keeps_its_fraction_and_what_the_model_cannot_hold_is_one_error(
+    value: str, kept: str | None, rule: str | None
+) -> None:
+    """A news record holds a date the writer can write (the model's form): one finding for
+    a date it cannot hold, never a warning that it was kept followed by an error."""
+    news = (
+        "<news:news><news:publication><news:name>P</news:name><news:language>en</news:language>"
+        f"</news:publication><news:publication_date>{value}</news:publication_date>"
+        "<news:title>T</news:title></news:news>"
+    )
+    records, findings = read(urlset(f"<url><loc>{U}</loc>{news}</url>"))
+    assert records == [Url(U, news=News("P", "en", kept, "T") if kept else None)]
+    assert [(f.rule, f.severity) for f in findings] == ([(rule, "error")] if rule else [])
+
+
+# -- the command: exit 1 only when something was dropped ------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lastmod", "priority", "code", "written"),
+    [
+        ("2024-03-22T08:13:58.345Z", "0.85", 0, ("2024-03-22T08:13:58.345+00:00", 0.85)),
+        ("2024-05", "1", 0, ("2024-05", 1.0)),
+        ("2024-05-17T10:30:00", ".5", 0, ("2024-05-17T10:30:00", 0.5)),
+        ("yesterday", "0.555", 1, (None, 0.555)),
+        ("2024-05-01", "1.5", 1, ("2024-05-01", None)),
+    ],
+)
+def test_read_exits_1_only_when_a_value_was_dropped(
+    tmp_path: Path, lastmod: str, priority: str, code: int, written: tuple[object, object]
+) -> None:
+    path = tmp_path / "s.xml"
+    path.write_bytes(
+        urlset(
+            f"<url><loc>{U}</loc><lastmod>{lastmod}</lastmod><priority>{priority}</priority></url>"
+        )
+    )
+    got, out, err = cli(["read", str(path), "--format", "jsonl"])
+    record = json.loads(out)
+    assert (got, record["lastmod"], record["priority"]) == (code, *written), err
+
+
+def test_a_feed_date_the_model_cannot_hold_is_dropped_and_the_entry_kept() -> None:
+    """An Atom entry's Url is built by the model: a coarse <updated> is one error, the
+    entry stays (never an "invalid link" for a date), and a fraction is kept."""
+    doc = (
+        b'<?xml version="1.0"?><feed xmlns="http://www.w3.org/2005/Atom">'
+        b'<entry><link href="https://e.com/a"/><updated>2024-05</updated></entry>'
+        b'<entry><link href="https://e.com/b"/><updated>2024-05-01T10:00:00.5z</updated></entry>'
+        b"</feed>"
+    )
+    records, findings = read(doc)
+    assert records == [
+        Url("https://e.com/a"),
+        Url("https://e.com/b", lastmod="2024-05-01T10:00:00.5Z"),
+    ]
+    assert [(f.rule, f.severity) for f in findings] == [("SM302", "error")]

@@ -158,14 +158,18 @@ def date(
     raw: str | None,
     rule: str | None = None,
     at: etree._Element | None = None,
+    *,
+    keep: bool | None = None,
 ) -> str | None:
     """The date ``text`` says, kept as the document wrote it, or None when it is not a date
     (reported as ``rule``, by default SM301 for the syntax and SM304 for the calendar).
 
     Every W3C Datetime is kept, fraction and all (``Z`` written ``+00:00``); one coarser
     than a day with SM302 and an ISO 8601 form off the Note (:data:`~..w3cdate.USABLE`)
-    with SM301, both as warnings when reading (nothing was lost). Strict reading (the
-    writer's inputs) refuses both and gives the writer's form (``format_lastmod``).
+    with SM301 (or ``rule``), both as warnings when reading (nothing was lost). Strict
+    reading (the writer's inputs) refuses both and gives the writer's form
+    (``format_lastmod``). ``keep=False`` (by default when a ``rule`` is given: news and
+    video dates) is for a date the model must take: there both are dropped, as errors.
     """
     add = doc.findings.add
     if not text:
@@ -196,29 +200,36 @@ def date(
         )
         return None
     strict = doc.settings.strict
+    # a news or video date (or a feed's) lives in a model object of the writer's forms
+    # only: there, what the writer could not emit is dropped, as the model would refuse it
+    if keep is None:
+        keep = rule is None
+    dropped = not keep and (not w3c or parsed.granularity < 3)
     if not w3c:
         add(
             rule or "SM301",
             f"<{what}> {text!r} is not a W3C Datetime; write it as YYYY-MM-DD or "
             "YYYY-MM-DDThh:mm:ss+hh:mm (T and Z in capitals, a zone after every time). "
-            "The value was kept as written",
+            + ("The value was ignored" if dropped else "The value was kept as written"),
             line=line,
             loc=raw,
             at=at,
-            lost=False,
+            lost=dropped,
         )
     elif parsed.granularity < 3:
         add(
             "SM302",
             f"<{what}> {text!r} is coarser than a day; give at least YYYY-MM-DD. "
-            "The value was kept as written",
+            + ("The value was ignored" if dropped else "The value was kept as written"),
             line=line,
             loc=raw,
             at=at,
             # strict reading feeds the writer, which cannot emit it (the XSD refuses it)
-            severity="error" if strict else None,
-            lost=False,
+            severity="error" if strict or dropped else None,
+            lost=dropped,
         )
+    if dropped:
+        return None
     if strict:
         return format_lastmod(text)
     return zulu(text) if w3c else text
