@@ -165,11 +165,10 @@ def date(
     (reported as ``rule``, by default SM301 for the syntax and SM304 for the calendar).
 
     Every W3C Datetime is kept, fraction and all (``Z`` written ``+00:00``); one coarser
-    than a day with SM302 and an ISO 8601 form off the Note (:data:`~..w3cdate.USABLE`)
-    with SM301 (or ``rule``), both as warnings when reading (nothing was lost). Strict
-    reading (the writer's inputs) refuses both and gives the writer's form
-    (``format_lastmod``). ``keep=False`` (by default when a ``rule`` is given: news and
-    video dates) is for a date the model must take: there both are dropped, as errors.
+    than a day with SM302, an ISO 8601 form off the Note (``w3cdate.USABLE``) with SM301
+    (or ``rule``), warnings when reading. Strict reading (the writer's inputs) refuses both
+    and gives ``format_lastmod``'s form; ``keep=False`` (the default with a ``rule``: news
+    and video dates, which the model holds) drops both, as errors.
     """
     add = doc.findings.add
     if not text:
@@ -200,11 +199,9 @@ def date(
         )
         return None
     strict = doc.settings.strict
-    # a news or video date (or a feed's) lives in a model object of the writer's forms
-    # only: there, what the writer could not emit is dropped, as the model would refuse it
-    if keep is None:
-        keep = rule is None
-    dropped = not keep and (not w3c or parsed.granularity < 3)
+    # a news, video or feed date lives in a model object of the writer's forms only: there,
+    # what the writer could not emit is dropped (the model would refuse it)
+    dropped = not (rule is None if keep is None else keep) and (not w3c or parsed.granularity < 3)
     if not w3c:
         add(
             rule or "SM301",
