@@ -399,3 +399,62 @@ def test_a_site_with_nothing_found_stops_the_diff(served: tuple[str, Path], tmp_
     with pytest.raises(sk.FetchError, match="not read completely") as info:
         changes(local, url)
     assert "No sitemap found" in str(info.value)
+
+
+# -- values (issue #11 §3): a lastmod is kept as written, and compared as an instant ------------
+
+
+def _doc(path: Path, lastmod: str, priority: str = "0.5") -> Path:
+    path.write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        f"<url><loc>{BASE}p</loc><lastmod>{lastmod}</lastmod><priority>{priority}</priority>"
+        "</url></urlset>\n"
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "changed"),
+    [
+        # one instant written two ways: no change
+        ("2024-05-01T10:00:00Z", "2024-05-01T12:00:00.000+02:00", False),
+        ("2024-05-01T10:00+00:00", "2024-05-01T10:00:00Z", False),
+        ("2024-03-22T08:13:58.345Z", "2024-03-22T09:13:58.3450+01:00", False),
+        # a finer value, another instant, another precision: a change
+        ("2024-03-22T08:13:58Z", "2024-03-22T08:13:58.345Z", True),
+        ("2023-11-02T14:05:09.1234567Z", "2023-11-02T14:05:09.1234568Z", True),
+        ("2024-05-01", "2024-05-01T00:00:00Z", True),
+        ("2024-05", "2024-05-01", True),
+        # a time without a zone is no instant: the same only as the same text
+        ("2024-05-01T10:00:00", "2024-05-01T10:00:00Z", True),
+        ("2024-05-01T10:00:00", "2024-05-01T10:00:00", False),
+    ],
+)
+def test_lastmods_are_compared_as_instants(
+    tmp_path: Path, old: str, new: str, changed: bool
+) -> None:
+    got, d = changes(_doc(tmp_path / "old.xml", old), _doc(tmp_path / "new.xml", new))
+    assert [(c.kind, c.fields) for c in got] == ([("changed", ("lastmod",))] if changed else [])
+    assert (d.summary.changed, d.summary.unchanged) == ((1, 0) if changed else (0, 1))
+    if changed:
+        assert (got[0].old["lastmod"], got[0].new["lastmod"]) == (  # type: ignore[index]
+            old.replace("Z", "+00:00") if "T" in old and old.endswith("Z") else old,
+            new.replace("Z", "+00:00") if new.endswith("Z") else new,
+        )
+
+
+def test_a_priority_change_below_a_tenth_is_a_change(tmp_path: Path) -> None:
+    """0.85 and 0.9 are two values now that neither is rounded (0.85 was read as 0.9)."""
+    got, _ = changes(
+        _doc(tmp_path / "a.xml", "2024-05-01", "0.85"),
+        _doc(tmp_path / "b.xml", "2024-05-01", "0.9"),
+    )
+    assert [(c.kind, c.fields, c.old["priority"]) for c in got] == [  # type: ignore[index]
+        ("changed", ("priority",), 0.85)
+    ]
+    same, _ = changes(
+        _doc(tmp_path / "a.xml", "2024-05-01", "0.85"),
+        _doc(tmp_path / "c.xml", "2024-05-01", "0.850"),
+    )
+    assert same == []

@@ -36,11 +36,35 @@ def _instant(text: str) -> dt.datetime:
 @example(["2024-05-02T00:30:00+14:00", "2024-05-01T23:00:00-12:00"])
 @example(["2024-05-03", "2024-05-02T13:00:00-12:00"])
 def test_the_latest_instant_wins(values: list[str]) -> None:
+    _latest_is_the_latest_instant(values)
+
+
+def _latest_is_the_latest_instant(values: list[str]) -> None:
+    """Latest, given the values in a block or one by one, holds one of the latest instant."""
     fast = Latest()
     fast.add_all([v.encode() for v in values])
     one_by_one = Latest()
     for v in values:
         one_by_one.add(v)
-    best = max(_instant(v) for v in values)
+    best = max(_instant(v) for v in values)  # fromisoformat: to the microsecond
     assert fast.value is not None and _instant(fast.value) == best
     assert one_by_one.value is not None and _instant(one_by_one.value) == best
+
+
+@st.composite
+def kept_lastmod(draw: st.DrawFn) -> str:
+    """A lastmod in the writer's form with a fraction of a second of any length, or not."""
+    text = draw(lastmod())
+    if len(text) > 10 and draw(st.booleans()):
+        text = text[:19] + "." + draw(st.text(alphabet="0123456789", min_size=1, max_size=9))
+        text += draw(lastmod().filter(lambda t: len(t) > 10))[-6:]
+    return text
+
+
+@given(st.lists(kept_lastmod(), min_size=1, max_size=60))
+@example(["2024-05-01T10:00:00.5+00:00", "2024-05-01T10:00:00+00:00"])
+@example(["2024-05-01T10:00:00.45+00:00", "2024-05-01T10:00:00.5+00:00"])
+@example(["2024-05-01T10:00:00.999+00:00", "2024-05-01T10:00:01+00:00"])
+def test_fractions_order_as_their_instants(values: list[str]) -> None:
+    """Fractions are kept (issue #11 §3): the index's date is still the latest instant."""
+    _latest_is_the_latest_instant(values)

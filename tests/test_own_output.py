@@ -145,6 +145,9 @@ def input_caused(shards: list[list[Any]], indexed: bool, run: dt.datetime) -> se
     caused = set()
     stamp = format_lastmod(run)
     for urls in shards:
+        # a priority the input gave with more than one decimal is kept, and SM403 says so
+        if any(u.priority is not None and len(repr(u.priority)) > 3 for u in urls):
+            caused.add("SM403")
         stamps = [u.lastmod for u in urls if u.lastmod is not None]
         if len(stamps) >= 20:
             top = max(set(stamps), key=stamps.count)
@@ -286,10 +289,11 @@ def test_the_sm403_hint_says_what_the_writer_writes(tmp_path: Path) -> None:
     )
     report = sk.validate(path, published_at=BASE + "s.xml")
     hints = [f.message for f in report.findings if f.rule == "SM403"]
-    assert "write 0.9 " in hints[0] and "write 0.5 " in hints[1], hints
+    # 0.85 is kept (issue #11 §3), never rounded: the hint says the writer writes it as is
+    assert "writes it as 0.85;" in hints[0] and "write 0.5 " in hints[1], hints
     # and the writer, given the record read back, writes exactly that
     records = [r.record for r in sk.read_file(str(path))]
-    assert b"<priority>0.9</priority>" in sk.dumps(records)
+    assert b"<priority>0.85</priority>" in sk.dumps(records)
     assert b"<priority>0.5</priority>" in sk.dumps(records)
 
 

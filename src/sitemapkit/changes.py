@@ -5,7 +5,9 @@ per URL, ``loc TAB sequence TAB canonical-JSON``. The lines are sorted externall
 (:mod:`sitemapkit.io.extsort`: sorted runs on disk, merged with ``heapq.merge``), so memory
 stays bounded however many URLs there are; the two sorted streams are then merge-joined on
 ``loc``. The canonical JSON holds every field of the record except ``loc`` (``None`` and
-empty lists left out, keys sorted), so two records are equal exactly when their fields are.
+empty lists left out, keys sorted), so two records are equal exactly when their fields are;
+two lastmods that differ as text are compared as instants (``10:00:00Z`` and
+``12:00:00.000+02:00`` are one time: no change).
 
 A loc listed more than once on one side counts once, with its first occurrence (as the
 writer keeps it); the others are counted in the summary's ``*_duplicates``.
@@ -25,6 +27,7 @@ from urllib.parse import unquote, urlsplit
 
 from .core.finding import Finding
 from .core.model import SitemapRef, Url
+from .core.w3cdate import parse_usable
 from .errors import FetchError, InputError, ParseError, SitemapError
 from .io.child import Child, ChildError, ErrorRecord, serve
 from .io.extsort import DEFAULT_MAX_BYTES, ExternalSorter, merge_runs
@@ -250,11 +253,12 @@ class Diff(Closeable):
                 yield _change("added", None, b)
                 b = next(news, None)
             else:
-                if a[1] == b[1]:
+                change = None if a[1] == b[1] else _change("changed", a, b)
+                if change is None or not change.fields:
                     s.unchanged += 1
                 else:
                     s.changed += 1
-                    yield _change("changed", a, b)
+                    yield change
                 a = next(olds, None)
                 b = next(news, None)
         while a is not None:
@@ -524,4 +528,26 @@ def _change(
     fields: tuple[str, ...] = ()
     if old is not None and new is not None:
         fields = tuple(k for k in _EMPTY if old[k] != new[k])
+        if "lastmod" in fields and _same_instant(old["lastmod"], new["lastmod"]):
+            fields = tuple(k for k in fields if k != "lastmod")
     return Change(kind, loc, old, new, fields)
+
+
+def _same_instant(a: object, b: object) -> bool:
+    """Whether two lastmods are one instant written two ways (``12:00:00+02:00`` and
+    ``10:00:00.000+00:00``): both times with a zone. Dates, and times without a zone,
+    are the same only as the same text (``2024-05-01`` is not its day's first instant)."""
+    if not (isinstance(a, str) and isinstance(b, str)):
+        return False
+    try:
+        pa, pb = parse_usable(a), parse_usable(b)
+    except ValueError:
+        return False
+    return (
+        pa.offset_minutes is not None
+        and pb.offset_minutes is not None
+        and pa.granularity >= 4
+        and pb.granularity >= 4
+        and pa.to_datetime() == pb.to_datetime()
+        and pa.fraction.rstrip("0") == pb.fraction.rstrip("0")  # beyond the microsecond
+    )

@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypedDict, Unpack
 
 from .core.finding import Finding, Severity
-from .core.model import SitemapRef, Url, trusted_ref
+from .core.model import SitemapRef, Url
 from .core.parse import DEFAULT_MAX_BYTES, SitemapParser, parse_bytes
 from .core.robots import MAX_ROBOTS_BYTES, parse_robots
+from .core.trusted import trusted_ref
 from .errors import InputError
 from .io import target as kinds
 from .io.files import open_input

@@ -9,15 +9,8 @@ from typing import Any
 import pytest
 
 import sitemapkit as sk
-from sitemapkit.core.model import (
-    InvalidValue,
-    SitemapRef,
-    VideoPlatform,
-    VideoRestriction,
-    trusted_image,
-    trusted_ref,
-    trusted_url,
-)
+from sitemapkit.core.model import InvalidValue, SitemapRef, VideoPlatform, VideoRestriction
+from sitemapkit.core.trusted import trusted_image, trusted_ref, trusted_url
 
 U = "https://example.com/"
 VID = {"thumbnail_loc": U + "t.jpg", "title": "T", "description": "D", "content_loc": U + "v.mp4"}
@@ -106,7 +99,7 @@ def test_values_are_normalised() -> None:
     )
     assert url.loc == U + "k%C3%BCche"
     assert url.changefreq == "daily"
-    assert url.priority == 0.6
+    assert url.priority == 0.55  # as given: never rounded
     assert [i.loc for i in url.images] == [U + "a.jpg", U + "b.jpg"]
     assert url.videos[0].duration == 60 and url.videos[0].family_friendly is True
     assert url.news is not None and url.news.publication_language == "en"
@@ -127,11 +120,13 @@ def test_restriction_and_platform_from_mappings() -> None:
 
 
 def test_priorities_are_remembered_without_changing_them() -> None:
-    assert [sk.Url(U, priority=p).priority for p in ("0.25", "0.25", 0.25, 1)] == [
-        0.3,
-        0.3,
-        0.3,
+    # kept as given, never rounded (issue #11 §3: 0.85 came out as 0.9)
+    assert [sk.Url(U, priority=p).priority for p in ("0.25", "0.25", 0.25, 1, "0.850")] == [
+        0.25,
+        0.25,
+        0.25,
         1.0,
+        0.85,
     ]
     assert sk.Url(U, priority="0.0").priority == 0.0  # not -0.0
 

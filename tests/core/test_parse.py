@@ -38,6 +38,7 @@ from sitemapkit.core.parse import (
 )
 from sitemapkit.core.parse.canonical import fast_url
 from sitemapkit.core.parse.entry import UrlEntries
+from sitemapkit.core.trusted import trusted_url
 from sitemapkit.errors import LimitError, ParseError, SitemapError, UnsafeXMLError
 
 SM = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -380,7 +381,7 @@ def test_atom_1_0_and_0_3() -> None:
     assert kind == "atom"
     assert findings == []
     assert records == [
-        Url("https://example.com/a", lastmod="2024-05-01T10:00:00+02:00"),
+        Url("https://example.com/a", lastmod="2024-05-01T10:00:00.25+02:00"),  # fraction kept
         Url("https://example.com/b", lastmod="2024-05-02T10:00:00+00:00"),
     ]
     records, findings, kind = parse(ATOM03)
@@ -625,17 +626,22 @@ def test_bad_values_drop_field_or_entry() -> None:
 @pytest.mark.parametrize(
     ("extra", "rule", "kept"),
     [
-        ("<lastmod>2024-05-01T10:00:00</lastmod>", "SM301", {}),
+        # a date off the grammar but still a date, and the coarse forms: kept as written
+        ("<lastmod>2024-05-01T10:00:00</lastmod>", "SM301", {"lastmod": "2024-05-01T10:00:00"}),
+        ("<lastmod>2024-05-01 10:00</lastmod>", "SM301", {"lastmod": "2024-05-01 10:00"}),
+        ("<lastmod>May 1, 2024</lastmod>", "SM301", {}),
+        ("<lastmod>1714557600</lastmod>", "SM301", {}),
         ("<lastmod>2023-02-29</lastmod>", "SM304", {}),
         ("<lastmod>2024-05-01T24:00:00Z</lastmod>", "SM304", {}),
-        ("<lastmod>2024</lastmod>", "SM302", {}),
-        ("<lastmod>2024-05</lastmod>", "SM302", {}),
+        ("<lastmod>2024</lastmod>", "SM302", {"lastmod": "2024"}),
+        ("<lastmod>2024-05</lastmod>", "SM302", {"lastmod": "2024-05"}),
+        ("<lastmod>2024-05-01T10:00+02:00</lastmod>", None, {"lastmod": "2024-05-01T10:00+02:00"}),
         ("<lastmod></lastmod>", "SM111", {}),
         ("<changefreq>Daily</changefreq>", None, {"changefreq": "daily"}),
         ("<changefreq>sometimes</changefreq>", "SM401", {}),
         ("<priority>1.5</priority>", "SM402", {}),
         ("<priority>5e-1</priority>", "SM402", {}),
-        ("<priority>.55</priority>", None, {"priority": 0.6}),
+        ("<priority>.55</priority>", None, {"priority": 0.55}),  # never rounded
         (
             "<lastmod>2024-05-01</lastmod><lastmod>2024-06-01</lastmod>",
             "SM104",
@@ -654,7 +660,11 @@ def test_one_bad_field(extra: str, rule: str | None, kept: dict[str, object]) ->
     records, findings, _ = parse(
         urlset(url("https://example.com/a", extra) + url("https://example.com/b"))
     )
-    assert records == [Url("https://example.com/a", **kept), Url("https://example.com/b")]  # type: ignore[arg-type]
+    others = {k: v for k, v in kept.items() if k != "lastmod"}
+    first = Url("https://example.com/a", **others)  # type: ignore[arg-type]
+    # the lastmod as the document wrote it: not the model's (writer's) form
+    first = trusted_url(first.loc, kept.get("lastmod"), first.changefreq, first.priority)  # type: ignore[arg-type]
+    assert records == [first, Url("https://example.com/b")]
     assert rules(findings) == ([rule] if rule else [])
 
 

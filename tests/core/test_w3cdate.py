@@ -65,7 +65,11 @@ def test_invalid_values_are_refused(text: str) -> None:
 def test_writer_forms() -> None:
     assert format_lastmod("2024-05-01") == "2024-05-01"
     assert format_lastmod("2024-05-01T10:00Z") == "2024-05-01T10:00:00+00:00"
-    assert format_lastmod("2024-05-01T10:00:00.999-05:00") == "2024-05-01T10:00:00-05:00"
+    # the fraction is what the value said: kept (issue #11 §3)
+    assert format_lastmod("2024-05-01T10:00:00.999-05:00") == "2024-05-01T10:00:00.999-05:00"
+    assert format_lastmod("2024-03-22T08:13:58.345Z") == "2024-03-22T08:13:58.345+00:00"
+    assert format_lastmod("2024-05-01T10:00:00.000Z") == "2024-05-01T10:00:00.000+00:00"
+    assert format_lastmod("2024-05-01T10:00-02:00") == "2024-05-01T10:00:00-02:00"
     assert format_lastmod(" 2024-05-01T10:00:00-00:00 ") == "2024-05-01T10:00:00+00:00"
     tz = dt.timezone(dt.timedelta(hours=2))
     assert format_lastmod(dt.datetime(2024, 5, 1, 10, 0, 0, 5, tz)) == "2024-05-01T08:00:00+00:00"
@@ -113,17 +117,21 @@ def test_strings_keep_their_instant_and_offset(value: dt.datetime, form: str, zu
         assert out == text
         return
     parsed, given_ = parse_w3c(out), parse_w3c(text)
-    assert parsed.granularity == 5 and out.endswith(
+    assert parsed.granularity == (6 if form == "fraction" else 5) and out.endswith(
         text[-6:] if not text.endswith("Z") else "+00:00"
     )
-    assert parsed.to_datetime() == given_.to_datetime().replace(microsecond=0)
+    assert parsed.to_datetime() == given_.to_datetime()
+    assert parsed.fraction == given_.fraction  # nothing the value said is lost
     assert not out.endswith("-00:00")
+    # the only rewrites: Z as +00:00, and seconds added to hh:mm
+    assert out == (text[:-1] + "+00:00" if text.endswith("Z") else text) or form == "minutes"
 
 
 # -- the fast patterns are the grammar --------------------------------------------------------
 #
 # WRITER_FORM is a shortcut the reader and the writer take before (instead of) parse_w3c; it
-# claims the complete dates and the date-times with seconds and an offset, calendar-exact. The
+# claims the complete dates and the date-times with seconds (and a fraction, if any) and an
+# offset, calendar-exact. The
 # strategy builds values of every shape the grammar has, with digits that reach past each range
 # (month 13, day 31 in April, Feb 29 off leap years, hour 24, offset +14:01), and arbitrary text.
 
@@ -176,7 +184,7 @@ def _parsed(text: str) -> W3CDate | None:
 @given(_DATES)
 def test_writer_form_accepts_exactly_what_parse_w3c_accepts_in_its_forms(text: str) -> None:
     parsed = _parsed(text)
-    claimed = parsed is not None and parsed.granularity in (3, 5)
+    claimed = parsed is not None and parsed.granularity in (3, 5, 6)
     assert (WRITER_FORM.fullmatch(text) is not None) == claimed, (text, parsed)
 
 

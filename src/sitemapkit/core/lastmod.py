@@ -19,7 +19,9 @@ from .w3cdate import LASTMOD_RE
 __all__ = ["LINES", "block_lastmods", "in_range"]
 
 #: Lines (each ending in a newline) of lastmods as the writer emits them unchanged: a
-#: complete date, or a date and time with seconds and an offset (not ``Z``).
+#: complete date, or a date and time with seconds (perhaps a fraction) and an offset (not
+#: ``Z``). Blocks of fractions are rare: their widths differ, so they take this pattern
+#: (or the row path), never the column check.
 LINES: Final = re.compile(rb"(?:" + LASTMOD_RE.encode() + rb"\n)*+")
 
 # in_range: the datetimes of a block checked column by column. Every value has the

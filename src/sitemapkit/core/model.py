@@ -11,16 +11,15 @@ to and from the JSON record shape that ``sitemapkit read`` prints and
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation
 from typing import Any, ClassVar, Final, Literal
 
 from . import limits
-from .grammar import APP_LINK
+from .grammar import APP_LINK, decimal_text
 from .urls import check_text, iri_to_uri, is_canonical_loc, validate_loc
 from .w3cdate import format_lastmod
 
@@ -37,10 +36,6 @@ __all__ = [
     "VideoPlatform",
     "VideoRestriction",
     "priority_text",
-    "trusted_image",
-    "trusted_news",
-    "trusted_ref",
-    "trusted_url",
 ]
 
 DateLike = str | dt.date | dt.datetime
@@ -147,7 +142,7 @@ def _int(value: object, name: str, lo: int, hi: int | None) -> int | None:
 
 
 def _decimal(value: object, name: str, hi: str) -> float | None:
-    """A decimal in [0, hi], rounded half-up to one digit after the point."""
+    """A decimal in [0, hi], as given: never rounded (``0.85`` stays ``0.85``)."""
     if value is None:
         return None
     if isinstance(value, bool):
@@ -158,7 +153,7 @@ def _decimal(value: object, name: str, hi: str) -> float | None:
         raise InvalidValue(name, f"{value!r} is not a decimal number; use e.g. 0.5") from None
     if not d.is_finite() or not Decimal(0) <= d <= Decimal(hi):
         raise InvalidValue(name, f"{value!r} is out of range; use a number from 0.0 to {hi}")
-    return float(d.quantize(Decimal("0.1"), rounding=ROUND_HALF_UP)) + 0.0  # not -0.0
+    return float(d) + 0.0  # not -0.0
 
 
 _PRIORITIES: dict[object, float | None] = {}  # given value -> _decimal of it (a few kinds)
@@ -179,15 +174,15 @@ def _priority(value: object) -> float | None:
 
 
 def priority_text(value: object) -> str:
-    """The ``<priority>`` the writer writes for ``value``: the model's one rounding rule
-    (half up, one decimal) and the serializer's form.
+    """The ``<priority>`` the writer writes for ``value``: the value as given (never
+    rounded) in the shortest decimal form with a digit after the point (``decimal_text``).
 
-    >>> priority_text("0.85"), priority_text(".5"), priority_text("1")
-    ('0.9', '0.5', '1.0')
+    >>> priority_text("0.85"), priority_text(".5"), priority_text("1"), priority_text("0.850")
+    ('0.85', '0.5', '1.0', '0.85')
     """
     number = _priority(value)
     assert number is not None
-    return f"{number:.1f}"
+    return decimal_text(number)
 
 
 def _tuple(value: Iterable[Any] | None, name: str) -> tuple[Any, ...]:
@@ -435,10 +430,12 @@ class Url:
     base, so only a writer takes one, as a string it resolves against its
     ``base_url`` before building the ``Url``. ``lastmod`` is formatted per
     ``format_lastmod``; ``changefreq`` is lowercased and checked; ``priority`` must lie
-    in 0.0–1.0 and is rounded half-up to one decimal.
+    in 0.0–1.0 and is kept as given (never rounded). A reader's record may hold a
+    ``lastmod`` as the document wrote it (``2024-05``, a time without zone); the
+    serializer writes it per ``format_lastmod`` or refuses it.
 
     >>> Url("https://example.com/küche", lastmod="2024-05-01", priority="0.55").priority
-    0.6
+    0.55
     """
 
     loc: str
@@ -625,75 +622,3 @@ class SitemapRef:
 # A reader that validated every value builds its records without a second check: the slots'
 # setters are what the dataclass __init__ calls (through object.__setattr__), minus the
 # lookups and __post_init__. These are for sitemapkit's own readers, not the public API.
-
-_new = object.__new__
-
-
-def _setters(cls: type) -> tuple[Any, ...]:
-    """The slot setters of ``cls``'s fields, in declaration order (the order __init__ takes)."""
-    return tuple(cls.__dict__[f.name].__set__ for f in dataclasses.fields(cls))
-
-
-_URL_SET: Final = _setters(Url)
-_REF_SET: Final = _setters(SitemapRef)
-_IMAGE_SET: Final = _setters(Image)
-_NEWS_SET: Final = _setters(News)
-
-
-def trusted_url(
-    loc: str,
-    lastmod: str | None = None,
-    changefreq: str | None = None,
-    priority: float | None = None,
-    images: tuple[Image, ...] = (),
-    videos: tuple[Video, ...] = (),
-    news: News | None = None,
-    alternates: tuple[Alternate, ...] = (),
-) -> Url:
-    """A :class:`Url` of values already in their checked, normalised form (not checked again).
-
-    >>> url = "https://example.com/"
-    >>> trusted_url(url, "2024-05-01") == Url(url, lastmod="2024-05-01")
-    True
-    """
-    url = _new(Url)
-    s_loc, s_lastmod, s_cf, s_pr, s_img, s_vid, s_news, s_alt = _URL_SET
-    s_loc(url, loc)
-    s_lastmod(url, lastmod)
-    s_cf(url, changefreq)
-    s_pr(url, priority)
-    s_img(url, images)
-    s_vid(url, videos)
-    s_news(url, news)
-    s_alt(url, alternates)
-    return url
-
-
-def trusted_ref(loc: str, lastmod: str | None = None) -> SitemapRef:
-    """A :class:`SitemapRef` of values already checked (not checked again)."""
-    ref = _new(SitemapRef)
-    _REF_SET[0](ref, loc)
-    _REF_SET[1](ref, lastmod)
-    return ref
-
-
-def trusted_news(name: str, language: str, date: str, title: str) -> News:
-    """A :class:`News` of values already checked (a reader keeps ``en-US`` this way)."""
-    news = _new(News)
-    for setter, value in zip(_NEWS_SET, (name, language, date, title), strict=True):
-        setter(news, value)
-    return news
-
-
-def trusted_image(
-    loc: str,
-    caption: str | None = None,
-    geo_location: str | None = None,
-    title: str | None = None,
-    license: str | None = None,
-) -> Image:
-    """An :class:`Image` of values already checked (not checked again)."""
-    image = _new(Image)
-    for setter, value in zip(_IMAGE_SET, (loc, caption, geo_location, title, license), strict=True):
-        setter(image, value)
-    return image

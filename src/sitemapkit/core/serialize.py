@@ -18,12 +18,23 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, BinaryIO, Final, NamedTuple
 from urllib.parse import urlsplit
 
-from .grammar import PRIORITY_TEXTS
+from .grammar import PRIORITY_TEXTS, decimal_text
 from .lastmod import block_lastmods
 from .limits import MAX_LOC_LENGTH, MIN_LOC_LENGTH
-from .model import CHANGEFREQS, Alternate, Image, News, SitemapRef, Url, Video, priority_text
+from .model import (
+    CHANGEFREQS,
+    Alternate,
+    Image,
+    InvalidValue,
+    News,
+    SitemapRef,
+    Url,
+    Video,
+    priority_text,
+)
 from .namespace import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
 from .urls import escape
+from .w3cdate import written
 
 __all__ = [
     "BASIC_COLUMNS",
@@ -114,7 +125,7 @@ _VIDEO_SCALARS: Final[tuple[tuple[str, Callable[[Any], str]], ...]] = (
     ("player_loc", escape),
     ("duration", str),
     ("expiration_date", str),
-    ("rating", "{:.1f}".format),
+    ("rating", decimal_text),
     ("view_count", str),
     ("publication_date", str),
 )
@@ -178,13 +189,15 @@ def url_entry(
 ) -> tuple[str, int]:
     """One ``<url>`` line and the extension namespaces it uses (bit flags).
 
-    ``lastmod`` replaces the URL's own (``True``: keep it; ``None``: leave it out); the
-    value must already be in the writer's form (see ``format_lastmod``).
+    ``lastmod`` replaces the URL's own (``True``: keep it; ``None``: leave it out); it is
+    written in the writer's form (``format_lastmod``): a reader's record may hold a
+    lastmod as its document wrote it, and one the writer cannot emit (``2024-05``, a time
+    without zone) raises :class:`~sitemapkit.core.model.InvalidValue`.
     """
     s = f"<url><loc>{escape(url.loc)}</loc>"
     stamp = url.lastmod if lastmod is True else lastmod
     if stamp is not None and stamp is not False:
-        s += f"<lastmod>{stamp}</lastmod>"
+        s += f"<lastmod>{_lastmod(str(stamp), 'lastmod')}</lastmod>"
     if url.changefreq is not None:
         s += f"<changefreq>{url.changefreq}</changefreq>"
     if url.priority is not None:
@@ -210,11 +223,20 @@ def url_entry(
     return s + "</url>\n", ns
 
 
+def _lastmod(text: str, name: str) -> str:
+    """A record's lastmod as the writer emits it (see :func:`url_entry`)."""
+    try:
+        return written(text)
+    except ValueError as exc:
+        raise InvalidValue(name, str(exc)) from None
+
+
 def sitemap_entry(ref: SitemapRef) -> str:
     """One ``<sitemap>`` line of an index."""
     if ref.lastmod is None:
         return f"<sitemap><loc>{escape(ref.loc)}</loc></sitemap>\n"
-    return f"<sitemap><loc>{escape(ref.loc)}</loc><lastmod>{ref.lastmod}</lastmod></sitemap>\n"
+    lastmod = _lastmod(str(ref.lastmod), "sitemap.lastmod")
+    return f"<sitemap><loc>{escape(ref.loc)}</loc><lastmod>{lastmod}</lastmod></sitemap>\n"
 
 
 def iter_urlset(

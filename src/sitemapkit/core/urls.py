@@ -51,6 +51,9 @@ _CANONICAL_LOC: Final = re.compile(
     r"https?://[a-z0-9._~-]+(?:[/?#][A-Za-z0-9._~:/?#\[\]@!$&'()*+,;=%-]*)?"
 )
 _AUTHORITY: Final = re.compile(r"(?:(?P<user>[^@]*)@)?(?P<host>\[[^\]]*\]|[^:]*)(?::(?P<port>.*))?")
+# RFC 3986 §3.2.2 host: an IP-literal in brackets, or a reg-name (unreserved, pct-encoded,
+# sub-delims): a space or a quote in a host is not a URL a crawler can fetch
+_HOST: Final = re.compile(r"\[[0-9A-Za-z.:]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+")
 _SPLIT: Final = re.compile(
     r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<auth>[^/?#]*)(?P<rest>.*)", re.S
 )
@@ -303,6 +306,8 @@ def validate_loc(uri: str, what: str = "loc") -> str:
     assert auth is not None
     if not auth["host"]:
         raise ValueError(f"{what} {uri!r} has no host")
+    if _HOST.fullmatch(auth["host"]) is None:
+        raise ValueError(f"{what} {uri!r} has an invalid host {auth['host']!r}")
     if auth["port"] is not None:
         p = auth["port"]
         if not (p.isascii() and p.isdigit() and 0 < int(p) < 65536):

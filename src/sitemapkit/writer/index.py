@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from ..core.model import SitemapRef
 from ..core.serialize import footer, header, sitemap_entry
-from ..core.w3cdate import parse_w3c
+from ..core.w3cdate import instant
 from ..errors import InputError
 from ..io.files import Publisher
 from .result import FileInfo, WriteResult
@@ -21,22 +21,25 @@ from .settings import Settings
 __all__ = ["Latest", "publish", "refuse_many", "write_indexes"]
 
 
-def _instant(text: str) -> dt.datetime:
-    """The instant of a lastmod, a bare date at its day's start in UTC.
+def _instant(text: str) -> dt.datetime | None:
+    """The instant of a lastmod, a bare date at its day's start in UTC (None: not a date).
 
     So a bare date wins only over instants before its day began in UTC, which no page
-    can show as a later local date: the index's date is never before a page's.
+    can show as a later local date: the index's date is never before a page's. A
+    fraction of a second counts (to the microsecond).
     """
-    return parse_w3c(text).to_datetime()
+    return instant(text)
 
 
 class Latest:
     """The latest of a shard's lastmods, compared as instants (offsets included).
 
-    The values are in the writer's form (``YYYY-MM-DD`` or ``YYYY-MM-DDThh:mm:ss±hh:mm``,
-    see ``format_lastmod``), so values of one length and one offset compare as text: only
-    the latest of each such group is parsed. :attr:`value` is the winning entry's own
-    text, so the index states the same instant in the same form as the entry.
+    The values are in the writer's form (``YYYY-MM-DD`` or ``YYYY-MM-DDThh:mm:ss±hh:mm``
+    with perhaps a fraction before the offset, see ``format_lastmod``), so values of one
+    offset compare as text (a fraction's digits order as its value; a value without one
+    sorts first, as ``+`` and ``-`` sort before ``.``): only the latest of each offset is
+    parsed. :attr:`value` is the winning entry's own text, so the index states the same
+    instant in the same form as the entry.
 
     >>> last = Latest()
     >>> last.add_all([b"2024-05-02T01:00:00+05:00", b"2024-05-01T22:00:00-05:00"])
@@ -61,9 +64,8 @@ class Latest:
         """Take one lastmod (``None``: the entry has none)."""
         if text is None or text == self.value:
             return
-        try:
-            at = _instant(text)
-        except ValueError:  # not a date (a record read as it was): it says nothing newer
+        at = _instant(text)
+        if at is None:  # not a date (a record read as it was): it says nothing newer
             return
         if self._at is None or at > self._at:
             self.value, self._at = text, at
@@ -88,7 +90,7 @@ class Latest:
             values = [v for v in values if v >= floor]
         groups: dict[bytes, bytes] = {}
         for v in set(values):
-            key = v[19:]  # b"" for a date, the offset for an instant
+            key = v[-6:] if len(v) > 10 else b""  # the offset of an instant; b"" for a date
             best = groups.get(key)
             if best is None or v > best:
                 groups[key] = v

@@ -2,10 +2,13 @@
 
 Most entries of real sitemaps hold values exactly as the model would normalise them. For
 those, a check at least as strict as the model's own (``urls.is_canonical_loc``, the
-calendar-exact ``w3cdate.WRITER_FORM``, the changefreq set, the eleven one-decimal
-priorities) proves the model would accept them unchanged, and the record is built without
-checking again. Anything else returns ``None``: the caller takes the model's way, which
-decides and reports. ``tests/core/test_parse.py`` checks that both ways build equal records.
+calendar-exact ``w3cdate.WRITER_FORM``, fractions of a second included, the changefreq
+set, the eleven one-decimal priorities) proves the model would accept them unchanged, and
+the record is built without checking again. (Other priorities, such as 0.85, are kept as
+well, on the model's way: the validator's plain pass relies on the fast path taking only
+values that no form rule such as SM403 finds fault with.) Anything else returns ``None``:
+the caller takes the model's way, which decides and reports. ``tests/core/test_parse.py``
+checks that both ways build equal records.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from __future__ import annotations
 from typing import Final
 
 from ..grammar import PRIORITY_TEXTS
-from ..model import CHANGEFREQS, Image, SitemapRef, Url, trusted_image, trusted_ref, trusted_url
+from ..model import CHANGEFREQS, Image, SitemapRef, Url
+from ..trusted import trusted_image, trusted_ref, trusted_url
 from ..urls import is_canonical_loc
-from ..w3cdate import WRITER_FORM
+from ..w3cdate import WRITER_FORM, zulu
 
 __all__ = ["XML_SPACE", "fast_image", "fast_ref", "fast_url", "padded"]
 
@@ -42,10 +46,7 @@ def fast_url(
         lastmod = lastmod.strip(XML_SPACE)
         if _DATE(lastmod) is None:
             return None
-        if lastmod[-1] == "Z":
-            lastmod = lastmod[:-1] + "+00:00"
-        elif lastmod.endswith("-00:00"):
-            lastmod = lastmod[:-6] + "+00:00"
+        lastmod = zulu(lastmod)
     if cf is not None:
         cf = cf.strip(XML_SPACE)
         if cf not in CHANGEFREQS:

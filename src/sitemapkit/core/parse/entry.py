@@ -12,7 +12,8 @@ from lxml import etree
 
 from ..model import InvalidValue, SitemapRef, Url
 from ..namespace import LEGACY_NS, SITEMAP_NS
-from ..w3cdate import WRITER_FORM
+from ..trusted import trusted_ref, trusted_url
+from ..w3cdate import WRITER_FORM, zulu
 from .canonical import fast_ref, fast_url
 from .document import Document
 from .extension import Extension, Extensions
@@ -212,9 +213,13 @@ class UrlEntries(Entries):
         if loc is None:
             return None
         kw, lines, els = self._optional_values(values, raw)
+        lastmod = kw.pop("lastmod", None)  # checked, and kept as written: not the model's
         while True:
             try:
-                return Url(loc, **kw)  # type: ignore[arg-type]
+                url = Url(loc, **kw)  # type: ignore[arg-type]
+                if lastmod is None:
+                    return url
+                return trusted_url(url.loc, lastmod, url.changefreq, url.priority)  # type: ignore[arg-type]
             except InvalidValue as exc:
                 if exc.field == "loc":
                     self.add(
@@ -251,8 +256,10 @@ class UrlEntries(Entries):
             lines[name], child = item[1], item[2]
             els[name] = child
             if name == "lastmod" and text:
-                if WRITER_FORM.fullmatch(text) is None:  # else the model surely accepts it
+                if WRITER_FORM.fullmatch(text) is None:  # else date() would only zulu() it
                     text = date(self.doc, text, "lastmod", lines[name], raw, at=child)
+                else:
+                    text = zulu(text)
             elif name == "priority" and text:
                 text = lexical(self.doc, "priority", text, lines[name], raw, at=child)
             elif not text:
@@ -262,6 +269,7 @@ class UrlEntries(Entries):
                     line=lines[name],
                     loc=raw,
                     at=child,
+                    lost=False,  # no value: nothing to lose
                 )
                 text = None
             if text is not None:
@@ -358,7 +366,7 @@ class SitemapEntries(Entries):
         if item is not None and item[0] is not None:
             lastmod = date(self.doc, item[0], "lastmod", item[1], raw, at=item[2])
         try:
-            self.doc.out.append(SitemapRef(loc, lastmod))
+            ref = SitemapRef(loc)
         except InvalidValue as exc:
             self.add(
                 loc_rule(loc),
@@ -367,3 +375,5 @@ class SitemapEntries(Entries):
                 loc=raw,
                 at=at,
             )
+            return
+        self.doc.out.append(trusted_ref(ref.loc, lastmod))  # kept as written

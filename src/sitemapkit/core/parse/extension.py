@@ -14,16 +14,8 @@ from typing import Final, cast
 from lxml import etree
 
 from .. import limits
-from ..model import (
-    Alternate,
-    Image,
-    InvalidValue,
-    News,
-    Url,
-    Video,
-    trusted_news,
-    trusted_url,
-)
+from ..model import Alternate, Image, InvalidValue, News, Url, Video
+from ..trusted import trusted_news, trusted_url
 from .canonical import fast_image
 from .document import Document
 from .tree import EXTENSION_KEYS, EXTENSIONS, foreign, ns_key, split

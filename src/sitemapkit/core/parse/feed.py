@@ -140,4 +140,4 @@ class AtomEntries(_FeedEntries):
 
     def _lastmod(self, text: str, line: int | None, link: str) -> str | None:
         # RFC 3339 allows lowercase t and z; W3C Datetime does not.
-        return date(self.doc, text.upper(), "updated", line, link)
+        return date(self.doc, text.upper(), "updated", line, link, keep=False)  # for the model

@@ -18,7 +18,7 @@ from .. import limits
 from ..finding import clip
 from ..grammar import DECIMAL, INTEGER, SCHEME
 from ..urls import iri_to_uri, resolve
-from ..w3cdate import GRAMMAR, parse_w3c
+from ..w3cdate import GRAMMAR, USABLE, format_lastmod, parse_usable, zulu
 from .canonical import XML_SPACE
 from .document import Document
 from .tree import split, tag_of
@@ -163,25 +163,36 @@ def date(
     raw: str | None,
     rule: str | None = None,
     at: etree._Element | None = None,
+    *,
+    keep: bool | None = None,
 ) -> str | None:
-    """``text`` if the model accepts it as a date, else None (reported as ``rule``, by
-    default SM301 for the syntax and SM304 for the calendar)."""
+    """The date ``text`` says, kept as the document wrote it, or None when it is not a date
+    (reported as ``rule``, by default SM301 for the syntax and SM304 for the calendar).
+
+    Every W3C Datetime is kept, fraction and all (``Z`` written ``+00:00``); one coarser
+    than a day with SM302, an ISO 8601 form off the Note (``w3cdate.USABLE``) with SM301
+    (or ``rule``), warnings when reading. Strict reading (the writer's inputs) refuses both
+    and gives ``format_lastmod``'s form; ``keep=False`` (the default with a ``rule``: news
+    and video dates, which the model holds) drops both, as errors.
+    """
     add = doc.findings.add
     if not text:
-        add("SM111", f"Empty <{what}>; the value was ignored", line=line, loc=raw, at=at)
+        add("SM111", f"Empty <{what}>; it was ignored", line=line, loc=raw, at=at, lost=False)
         return None
-    if GRAMMAR.fullmatch(text) is None:
+    w3c = GRAMMAR.fullmatch(text) is not None
+    if not w3c and USABLE.fullmatch(text) is None:
         add(
             rule or "SM301",
-            f"Invalid <{what}> {clip(text)!r}: not a W3C Datetime; "
+            f"Invalid <{what}> {clip(text)!r}: not a date; "
             "use YYYY-MM-DD or YYYY-MM-DDThh:mm:ss+hh:mm. The value was ignored",
             line=line,
             loc=raw,
             at=at,
+            lost=True,
         )
         return None
     try:
-        parsed = parse_w3c(text)
+        parsed = parse_usable(text)
     except ValueError as exc:
         add(
             rule or "SM304",
@@ -189,19 +200,41 @@ def date(
             line=line,
             loc=raw,
             at=at,
+            lost=True,
         )
         return None
-    if parsed.granularity < 3:
+    strict = doc.settings.strict
+    # a news, video or feed date lives in a model object of the writer's forms only: there,
+    # what the writer could not emit is dropped (the model would refuse it)
+    dropped = not (rule is None if keep is None else keep) and (not w3c or parsed.granularity < 3)
+    if not w3c:
         add(
-            "SM302",
-            f"<{what}> {text!r} is coarser than a day; give at least "
-            "YYYY-MM-DD. The value was ignored",
+            rule or "SM301",
+            f"<{what}> {text!r} is not a W3C Datetime; write it as YYYY-MM-DD or "
+            "YYYY-MM-DDThh:mm:ss+hh:mm (T and Z in capitals, a zone after every time). "
+            + ("The value was ignored" if dropped else "The value was kept as written"),
             line=line,
             loc=raw,
             at=at,
+            lost=dropped,
         )
+    elif parsed.granularity < 3:
+        add(
+            "SM302",
+            f"<{what}> {text!r} is coarser than a day; give at least YYYY-MM-DD. "
+            + ("The value was ignored" if dropped else "The value was kept as written"),
+            line=line,
+            loc=raw,
+            at=at,
+            # strict reading feeds the writer, which cannot emit it (the XSD refuses it)
+            severity="error" if strict or dropped else None,
+            lost=dropped,
+        )
+    if dropped:
         return None
-    return text
+    if strict:
+        return format_lastmod(text)
+    return zulu(text) if w3c else text
 
 
 def lexical(

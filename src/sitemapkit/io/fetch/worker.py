@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any, overload
 
 from ...core.finding import Finding
-from ...core.model import Url, trusted_url
+from ...core.model import Url
 from ...core.parse import Kind, Record, SitemapParser
+from ...core.trusted import trusted_url
 from ...errors import ParseError, SitemapError
 from ..child import AsyncChild, ErrorRecord, serve
 

@@ -13,7 +13,7 @@ from operator import attrgetter
 from typing import Final, cast
 
 from ...core.model import SitemapRef, Url
-from ...core.w3cdate import parse_w3c
+from ...core.w3cdate import parse_usable
 from .context import CHECKED
 from .state import Batch, EntryState, R
 
@@ -24,21 +24,25 @@ _LASTMOD: Final = attrgetter("lastmod")
 
 
 def instant_bounds(value: str) -> tuple[dt.datetime, dt.datetime] | None:
-    """Earliest and latest instant a W3C Datetime can mean (a bare date spans all zones)."""
+    """Earliest and latest instant a date a reader keeps can mean: a W3C Datetime, or a
+    form off it such as a time without a zone (``w3cdate.parse_usable``); a bare date, or
+    a time without a zone, spans all zones."""
     try:
-        p = parse_w3c(value)
+        p = parse_usable(value)
     except ValueError:
         return None
     start = p.to_datetime()
     if p.offset_minutes is not None:
         return start, start
-    # no time, so no zone: from the period's start at +14:00 to its end at -12:00
+    # no zone: from the period's start at +14:00 to its end at -12:00
     if p.granularity == 1:
         end = dt.datetime(p.year + 1, 1, 1, tzinfo=dt.UTC)
     elif p.granularity == 2:
         end = dt.datetime(p.year + p.month // 12, p.month % 12 + 1, 1, tzinfo=dt.UTC)
-    else:
+    elif p.granularity == 3:
         end = start + dt.timedelta(days=1)
+    else:
+        end = start  # a local time, in a zone not given
     return start - dt.timedelta(hours=14), end + dt.timedelta(hours=12)
 
 
@@ -50,6 +54,8 @@ def _date_checks(st: EntryState, batch: Batch[R], lastmods: list[str | None]) ->
         if lastmod is None:
             continue
         day = lastmod[:10]
+        if len(day) < 10:  # 1994 or 1994-05, kept as written: from its first day
+            day += "-01-01"[len(day) - 4 :]
         if day < _EPOCH_CUTOFF:
             st.emit(
                 "SM307",

@@ -383,14 +383,15 @@ def _priority_form(d: _DocumentChecks) -> None:
         number = float(value)
         if not 0.0 <= number <= 1.0:
             continue  # SM402
-        written = priority_text(value)  # what the writer makes of it: one rounding rule
+        written = priority_text(value)  # what the writer makes of it: the one rule
         d.add(
             "SM403",
             f"<priority> {value!r} is not in the canonical form; write {written} "
-            "(one digit after the point)"
-            if float(written) == number
-            else f"<priority> {value!r} has more than one decimal; engines read 0.0 … 1.0 "
-            f"in steps of 0.1, write {written} (rounded half up, as sitemapkit write does)",
+            "(one digit after the point), as sitemapkit write does"
+            if written in PRIORITY_TEXTS
+            else f"<priority> {value!r} has more than one decimal; the protocol shows 0.0 … "
+            f"1.0 in steps of 0.1. sitemapkit keeps the value and writes it as {written}; "
+            "give one decimal if you want the canonical form",
             el.sourceline,
             _entry_loc(el, root),
         )
