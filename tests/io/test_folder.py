@@ -366,7 +366,8 @@ def test_the_output_validates_clean_and_against_the_xsd(tmp_path: Path) -> None:
     )
     out = tmp_path / "out"
     _, listed, data = run(site, out)
-    assert listed["https://example.com/caf%C3%A9/"] == "2024-05-01T10:00:00+02:00"
+    # the page's date as it said it: the fraction kept (issue #11 §3)
+    assert listed["https://example.com/caf%C3%A9/"] == "2024-05-01T10:00:00.123+02:00"
     assert xsd_errors(data) == []
     report = sk.validate(out / "sitemap.xml", published_at=BASE + "sitemap.xml", follow=False)
     assert report.findings == [] and report.entries == 3
