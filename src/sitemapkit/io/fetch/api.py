@@ -19,8 +19,9 @@ from typing import Final, NamedTuple, Unpack
 from ...core.discovery import DiscoveryFlow, SitemapTree
 from ...core.parse import Record
 from ..resource import AsyncCloseable, Closeable
+from .hold import Batch
 from .options import FetchKeywords, FetchOptions
-from .runner import Batch, Runner
+from .runner import Runner
 
 __all__ = [
     "RecordIterator",
