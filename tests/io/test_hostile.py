@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -24,7 +25,7 @@ from sitemapkit.core.finding import Finding
 from sitemapkit.core.model import Url
 from sitemapkit.io.fetch import aiter_records, hold
 from sitemapkit.io.fetch.hold import Batch, Holder
-from sitemapkit.io.fetch.options import Progress
+from sitemapkit.io.fetch.options import FetchOptions, Progress
 
 from ..conftest import cli
 from ..site import Handle, Reply, Request, Site, endless_gzip, robots, sitemap_index
@@ -212,24 +213,26 @@ def test_an_endless_gzip_stream_stops_at_the_byte_budget_and_says_so(site: Site)
 
 
 def test_records_are_printed_as_they_are_read(site: Site) -> None:
-    """A run still waiting for its second sitemap has printed the first's records."""
+    """A run still waiting for its second sitemap has printed the first's records, and
+    ends cleanly when interrupted there."""
     site["/robots.txt"] = robots(site.url("/a.xml"), site.url("/b.xml"))
     site["/a.xml"] = urlset("https://e.com/a1", "https://e.com/a2")
     site["/b.xml"] = trickle_after(urlset("https://e.com/b1").replace(b"</urlset>", b""), 0.05)
     command = [sys.executable, "-m", "sitemapkit", "read", site.url("/"), "--format", "urls"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
-    with subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env
-    ) as proc:
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env) as proc:
         try:
-            assert proc.stdout is not None
+            assert proc.stdout is not None and proc.stderr is not None
             ready, _, _ = select.select([proc.stdout], [], [], 20)
             assert ready, "nothing printed while the second sitemap trickles"
             first = os.read(proc.stdout.fileno(), 1 << 16)
             assert proc.poll() is None  # still reading /b.xml
             assert first.split(b"\n")[:2] == [b"https://e.com/a1", b"https://e.com/a2"]
+            proc.send_signal(signal.SIGINT)
+            err = proc.communicate(timeout=20)[1].decode()
         finally:
             proc.kill()
+    assert proc.returncode == 130 and "Traceback" not in err and "Error" not in err, err
 
 
 def test_progress_says_what_the_crawl_waits_for(site: Site) -> None:
@@ -294,3 +297,27 @@ def test_a_crawl_with_little_room_to_hold_gives_every_record_in_order(
     locs, tree, _ = crawl(site.url("/"), workers=2)
     want = ["https://e.com/a"] + [f"https://e.com/{n}{i}" for n in "bcd" for i in range(2000)]
     assert locs == want and tree.ok
+
+
+def test_the_progress_line_names_what_it_waits_for(capsys: pytest.CaptureFixture[str]) -> None:
+    from sitemapkit.cli.read import _Progress
+    from sitemapkit.cli.validate import StatusLine
+
+    line = _Progress(StatusLine())
+    line.records = 12_345
+    line.update(Progress(done=17, pending=3, waiting="http://h/s18.xml", waited=3.2))
+    line.clear()
+    err = capsys.readouterr().err
+    assert "read 12,345 records from 17 sitemaps; waiting 3 s for http://h/s18.xml" in err
+    # erased before the findings are printed (click drops the escape code off a terminal)
+    assert err.endswith("\r") and err.count("\r") == 2
+
+
+def test_deadlines_must_be_positive_numbers() -> None:
+    for bad in (0.0, -1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="max_time must be a positive number"):
+            FetchOptions(max_time=bad)
+        with pytest.raises(ValueError, match="max_document_time must be a positive"):
+            FetchOptions(max_document_time=bad)
+    code, _, err = cli(["read", "http://127.0.0.1:9/", "--max-time", "0"])
+    assert code == 2 and "--max-time" in err
