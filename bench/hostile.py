@@ -4,11 +4,11 @@
 
 Each drill starts the one loopback test server (``tests/site.py``) in this process, runs
 ``sitemapkit read http://127.0.0.1:PORT/... --format urls`` against it under a wall-clock
-limit (``--timeout``, the issue's ``timeout 120``: ``cut`` in the exit column), and prints per drill: wall time,
-peak RSS of the command, its exit code, the records it printed and the findings it said (rule
-ids with counts, and the first finding of the rule that tells the budget). ``--base SRC``
-runs another source tree's sitemapkit (``PYTHONPATH=SRC``, e.g. an unpacked
-``git archive b1a1d62 src``), for the figures before a change. The suite runs short
+limit (``--timeout``, the issue's ``timeout 120``; ``cut`` in the exit column when it was
+reached), and prints per drill: wall time, peak RSS of the command, its exit code, the
+records it printed and the findings it said (rule ids with counts, and the last message
+said). ``--base SRC`` runs another source tree's sitemapkit (``PYTHONPATH=SRC``, e.g. an
+unpacked ``git archive b1a1d62 src``), for the figures before a change. The suite runs short
 versions of the same servers (``tests/io/test_hostile.py``).
 """
 
