@@ -7,6 +7,11 @@ route are served from the folder given to :meth:`Site.static`, or answer 404. Th
 logs every request, counts them per method and path (and the connections they came
 over), and measures how many were in flight at once. Its loop polls every 20 ms, so
 closing it takes no longer than that.
+
+Hostile answers, for the drills: a head or a body trickled one byte at a time
+(``Reply.head_trickle``, ``Reply.trickle``), a body generated for as long as the client reads
+(``Reply.stream``: no Content-Length, the connection closes at its end), and the documents
+such servers serve (:func:`endless_gzip`, :func:`robots`, :func:`sitemap_index`).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ import threading
 import time
 import zlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -39,6 +44,9 @@ class Reply:
     reset: bool = False  # close with RST instead of answering
     cut: int | None = None  # send this many body bytes, then RST
     stall: float = 0.0  # after `cut` bytes, wait instead of resetting
+    head_trickle: float = 0.0  # seconds between the bytes of the status line and headers
+    trickle: float = 0.0  # seconds between the bytes of the body
+    stream: Callable[[], Iterable[bytes]] | None = None  # the body, made while it is sent
 
 
 @dataclass
@@ -93,6 +101,7 @@ class Site:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # as real servers do: no 40 ms wait per answer
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
@@ -207,13 +216,26 @@ class Site:
             extra["Content-Range"] = f"bytes 0-{end}/{len(body)}"
             body = body[: end + 1]
             status = 206
-        h.send_response(status)
-        for k, v in extra.items():
-            h.send_header(k, v)
-        if "Content-Length" not in extra:
-            h.send_header("Content-Length", str(len(body)))
-        h.end_headers()
+        if reply.head_trickle:
+            _send_slowly(h, _head(h, status, extra, body, reply), reply.head_trickle)
+        else:
+            h.send_response(status)
+            for k, v in extra.items():
+                h.send_header(k, v)
+            if "Content-Length" not in extra and reply.stream is None:
+                h.send_header("Content-Length", str(len(body)))
+            if reply.stream is not None:
+                h.send_header("Connection", "close")
+            h.end_headers()
         if r.method == "HEAD":
+            return
+        if reply.stream is not None:
+            h.close_connection = True
+            for chunk in reply.stream():
+                h.wfile.write(chunk)
+            return
+        if reply.trickle:
+            _send_slowly(h, body, reply.trickle)
             return
         if reply.cut is None:
             h.wfile.write(body)
@@ -243,6 +265,25 @@ def _file(root: Path, path: str) -> Reply:
     )
 
 
+def _head(
+    h: BaseHTTPRequestHandler, status: int, extra: dict[str, str], body: bytes, reply: Reply
+) -> bytes:
+    """The status line and headers as bytes, for sending them slowly."""
+    lines = [f"HTTP/1.1 {status} {h.responses.get(status, ('',))[0]}"]
+    lines += [f"{k}: {v}" for k, v in extra.items()]
+    if "Content-Length" not in extra and reply.stream is None:
+        lines.append(f"Content-Length: {len(body)}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+def _send_slowly(h: BaseHTTPRequestHandler, data: bytes, pause: float) -> None:
+    """``data`` one byte at a time, ``pause`` seconds apart (each byte flushed)."""
+    for i in range(len(data)):
+        h.wfile.write(data[i : i + 1])
+        h.wfile.flush()
+        time.sleep(pause)
+
+
 def _reset(h: BaseHTTPRequestHandler) -> None:
     """Close the connection with a TCP RST (SO_LINGER 0), as a crashing peer does."""
     h.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -250,6 +291,39 @@ def _reset(h: BaseHTTPRequestHandler) -> None:
     h.rfile.close()
     h.wfile.close()  # the socket's own file objects hold it open until closed
     h.connection.close()
+
+
+# -- what hostile servers serve ---------------------------------------------------------------
+
+_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+
+
+def robots(*sitemaps: str) -> bytes:
+    """A robots.txt that lists ``sitemaps`` (one ``Sitemap:`` line each)."""
+    return ("User-agent: *\nAllow: /\n" + "".join(f"Sitemap: {u}\n" for u in sitemaps)).encode()
+
+
+def sitemap_index(locs: Iterable[str]) -> bytes:
+    """A ``<sitemapindex>`` listing ``locs``, in order."""
+    body = "".join(f"<sitemap><loc>{loc}</loc></sitemap>" for loc in locs)
+    head = f'<?xml version="1.0" encoding="UTF-8"?><sitemapindex xmlns="{_NS}">'
+    return f"{head}{body}</sitemapindex>".encode()
+
+
+def endless_gzip(base: str, *, per_chunk: int = 2_000) -> Callable[[], Iterator[bytes]]:
+    """An endless gzip stream of a ``<urlset>`` of distinct URLs below ``base`` (a stream
+    for :attr:`Reply.stream`): it never ends; the client must stop reading it."""
+
+    def chunks() -> Iterator[bytes]:
+        z = zlib.compressobj(6, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+        yield z.compress(f'<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="{_NS}">'.encode())
+        n = 0
+        while True:
+            rows = "".join(f"<url><loc>{base}{i}</loc></url>" for i in range(n, n + per_chunk))
+            n += per_chunk
+            yield z.compress(rows.encode()) + z.flush(zlib.Z_SYNC_FLUSH)
+
+    return chunks
 
 
 # -- real image files, written byte by byte (no imaging library) ------------------------------

@@ -16,6 +16,7 @@ again; one that leads back to itself is a cycle (SM506).
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from .io.files import open_input
 
 if TYPE_CHECKING:  # not imported at run time: reading files does not need discovery
     from .core.discovery import SitemapTree
+    from .io.fetch.options import FetchKeywords
 
 __all__ = [
     "ReadKeywords",
@@ -220,11 +222,15 @@ def read_targets(
     strict: bool = False,
     offline: bool = False,
     report: ReadReport | None = None,
+    fetch: FetchKeywords | None = None,
 ) -> Iterator[tuple[str, Sequence[Url | SitemapRef]]]:
     """:func:`read_batches` of several ``(target, published_at)`` pairs, in the order
-    given; a local document is read once, however many of the targets lead to it."""
+    given; a local document is read once, however many of the targets lead to it.
+    ``fetch``: the keywords of :func:`sitemapkit.io.fetch.discover` for every URL read
+    (budgets, timeouts); its ``max_time`` bounds all of them together."""
     rep = report if report is not None else ReadReport()
     walk = _LocalWalk(follow=follow, strict=strict, offline=offline, report=rep)
+    walk.fetch_with(fetch)
     for target, published_at in targets:
         if kinds.is_url(target):
             if offline:
@@ -233,7 +239,9 @@ def read_targets(
                     where=target,
                     hint="leave out --offline to fetch it",
                 )
-            yield from _url_batches(target, follow=follow, strict=strict, report=rep)
+            yield from _url_batches(
+                target, follow=follow, strict=strict, report=rep, fetch=walk.fetch_now()
+            )
         elif kinds.is_folder(target):
             yield from walk.folder(Path(target), published_at)
         elif target == "-" or "file:" + _resolved(target) not in walk.done:
@@ -241,13 +249,20 @@ def read_targets(
 
 
 def _url_batches(
-    target: str, *, follow: bool, strict: bool, report: ReadReport
+    target: str,
+    *,
+    follow: bool,
+    strict: bool,
+    report: ReadReport,
+    fetch: FetchKeywords | None = None,
 ) -> Iterator[tuple[str, Sequence[Url | SitemapRef]]]:
     # Imported here: httpx and the runner are not needed to read files, so reading a
     # file does not pay for importing them.
     from .io.fetch import read_url_records
 
-    records = read_url_records(target, follow=follow, strict=strict, report=report)
+    options: FetchKeywords = {**(fetch or {}), "follow": follow, "strict": strict}
+    options["report"] = report
+    records = read_url_records(target, **options)
     with records:
         yield from records.batches()
     report.tree = records.tree
@@ -263,6 +278,19 @@ class _LocalWalk:
     report: ReadReport
     #: visit keys of the documents read (their URL, or their resolved path)
     done: set[str] = field(default_factory=set)
+    fetch: FetchKeywords | None = None
+    ends: float | None = None  # time.monotonic() when fetch's max_time is spent
+
+    def fetch_with(self, fetch: FetchKeywords | None) -> None:
+        self.fetch = fetch
+        if fetch is not None and "max_time" in fetch:
+            self.ends = time.monotonic() + fetch["max_time"]
+
+    def fetch_now(self) -> FetchKeywords | None:
+        """The fetch keywords of the next crawl: what is left of max_time."""
+        if self.fetch is None or self.ends is None:
+            return self.fetch
+        return {**self.fetch, "max_time": max(self.ends - time.monotonic(), 1e-3)}
 
     def document(
         self, path: str, url: str | None, above: tuple[str, ...]
@@ -352,7 +380,11 @@ class _LocalWalk:
             else:
                 self.done.add(key)
                 yield from _url_batches(
-                    ref.loc, follow=True, strict=self.strict, report=self.report
+                    ref.loc,
+                    follow=True,
+                    strict=self.strict,
+                    report=self.report,
+                    fetch=self.fetch_now(),
                 )
 
     def _finding(

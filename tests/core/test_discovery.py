@@ -327,3 +327,75 @@ def test_document_order_in_the_flow() -> None:
     assert not flow.blocked(a.order) and flow.blocked(b.order) and flow.blocked(c.order)
     flow.on_response(FetchResponse(a, a.url, 200, kind="urlset"))
     assert not flow.blocked(b.order) and flow.blocked(c.order)
+
+
+# -- budgets said: what was not read, grouped (issue #16) ------------------------------------
+
+
+def test_references_not_read_are_grouped_by_listing_and_budget() -> None:
+    flow = DiscoveryFlow(SITE, max_sitemaps=2)
+    lines = b"".join(b"Sitemap: https://example.com/r%d.xml\n" % i for i in range(5))
+    robots(flow, lines)
+    r0, r1 = flow.next_requests()
+    index(flow, r0, "https://example.com/c1.xml", "https://example.com/c2.xml")
+    flow.on_response(ok(r1, kind="urlset"))
+    budget, child = flow.tree.unread
+    where = "https://example.com/robots.txt"
+    assert (budget.parent, budget.count, budget.first) == (where, 3, "https://example.com/r2.xml")
+    assert "max_sitemaps=2" in budget.reason and "--max-sitemaps" in budget.reason
+    assert (child.parent, child.count, child.first) == (r0.url, 2, "https://example.com/c1.xml")
+    assert flow.tree.skipped_count == 5
+    findings = flow.tree.unread_findings()
+    assert [(f.rule, f.where) for f in findings] == [("SM012", where), ("SM012", r0.url)]
+    assert findings[0].message == (
+        f"3 sitemaps it lists were not read: {budget.reason} "
+        "(the first: 'https://example.com/r2.xml')"
+    )
+
+
+def test_stop_skips_what_is_queued_and_what_is_listed_later() -> None:
+    flow = DiscoveryFlow("https://example.com/i.xml")
+    req = one(flow)
+    flow.on_records(req, [SitemapRef(f"https://example.com/{i}.xml") for i in range(3)])
+    (first,) = flow.next_requests(limit=1)
+    flow.stop("the time is up")
+    assert flow.next_requests() == []
+    flow.on_records(req, [SitemapRef("https://example.com/late.xml")])
+    flow.on_response(ok(req, kind="sitemapindex", entries=4))
+    flow.drop(first, "the time is up")
+    assert flow.done
+    (group,) = flow.tree.unread
+    assert (group.count, group.first, group.reason) == (
+        4,
+        "https://example.com/1.xml",
+        "the time is up",
+    )
+    assert [s.url for s in flow.tree.sitemaps] == [req.url]
+
+
+def test_a_body_cut_after_200_is_said_by_budget() -> None:
+    flow = DiscoveryFlow("https://example.com/i.xml", max_bytes=1000, max_document_bytes=800)
+    req = one(flow)
+    flow.on_records(req, [SitemapRef("https://example.com/a.xml")])
+    flow.on_records(req, [SitemapRef("https://example.com/b.xml")])
+    flow.on_response(ok(req, kind="sitemapindex", size=700))
+    a, b = flow.next_requests()
+    flow.on_response(ok(a, kind="urlset", error=FetchError("The deadline passed")))
+    size = LimitError("The document is larger than 300 bytes after decompression")
+    flow.on_response(ok(b, kind="urlset", error=size))
+    by = {s.url: s for s in flow.tree.sitemaps}
+    (cut,) = by[a.url].findings
+    assert cut.rule == "SM012" and cut.message == (
+        "The sitemap was not read to the end: The deadline passed"
+    )
+    (big,) = by[b.url].findings
+    assert big.rule == "SM006" and "max_bytes=1,000, --max-bytes" in big.message
+
+
+def test_a_robots_txt_cut_after_200_is_not_probed() -> None:
+    flow = DiscoveryFlow(SITE)
+    req = one(flow)
+    flow.on_response(ok(req, error=FetchError("The deadline passed")))
+    assert flow.done and flow.tree.probes == []
+    nothing = flow.nothing_found()
+    assert nothing is not None and "The deadline passed" in nothing.message

@@ -5,19 +5,32 @@ from __future__ import annotations
 import csv
 import io
 import json
+import shutil
 import sys
 from collections.abc import Iterable, Iterator, Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any, cast
 
 import click
 
 from .. import ReadReport, SitemapError, SitemapRef, Url
+from ..core.discovery import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_DOCUMENT_TIME,
+    DEFAULT_MAX_SITEMAPS,
+    DEFAULT_MAX_TIME,
+    DEFAULT_MAX_TOTAL_BYTES,
+)
+from ..core.finding import clip
 from ..io.sources.record import CSV_COLUMNS, alternate_token
 from ..io.target import is_url
 from ..reader import read_targets
+from . import option
 from .status import EXIT_INPUT, EXIT_UNREADABLE, Exit
 
-_FLUSH = 1 << 20
+if TYPE_CHECKING:  # the fetch options import httpx: not needed to read files
+    from ..io.fetch.options import FetchKeywords, Progress
+    from .validate import StatusLine
+
 #: The columns of --format csv/tsv: the kind, the columns `write` reads (news and the
 #: first video included), and the sitemap each record came from.
 _WRITE_COLUMNS = tuple(c for c in CSV_COLUMNS if c != "content_hash")
@@ -81,7 +94,11 @@ def _row(r: Url | SitemapRef, source: str) -> list[str]:
 def emit(
     batches: Iterable[tuple[str, Sequence[Url | SitemapRef]]], fmt: str, out: IO[bytes]
 ) -> int:
-    """Write batches of records in ``fmt``; return how many records were written."""
+    """Write batches of records in ``fmt``; return how many records were written.
+
+    Each batch is written and flushed as it comes (a batch is what one parser call read),
+    so a run that is killed, or read through a pipe, has every record read so far.
+    """
     n = 0
     if fmt in ("csv", "tsv"):
         text = io.StringIO()
@@ -90,31 +107,26 @@ def emit(
         for source, records in batches:
             w.writerows(_row(r, source) for r in records)
             n += len(records)
-            if text.tell() >= _FLUSH:
-                out.write(text.getvalue().encode())
-                text.seek(0)
-                text.truncate()
+            out.write(text.getvalue().encode())
+            out.flush()
+            text.seek(0)
+            text.truncate()
         out.write(text.getvalue().encode())
         return n
-    buf: list[str] = []
-    size = 0
     for source, records in batches:
+        if not records:
+            continue
         if fmt == "urls":
             # a batch from a parser process carries its locs as one string
             loc_text: str | None = getattr(records, "loc_text", None)
-            buf.append(loc_text if loc_text is not None else "\n".join(r.loc for r in records))
+            chunk = loc_text if loc_text is not None else "\n".join(r.loc for r in records)
         else:
             tail = ", " + json.dumps("source", ensure_ascii=False) + ": "
             tail += json.dumps(source, ensure_ascii=False) + "}"
-            buf.append("\n".join(_jsonl(r, tail) for r in records))
+            chunk = "\n".join(_jsonl(r, tail) for r in records)
+        out.write((chunk + "\n").encode())
+        out.flush()
         n += len(records)
-        size += len(records)
-        if size >= 10_000:
-            out.write(("\n".join(buf) + "\n").encode())
-            buf.clear()
-            size = 0
-    if buf:
-        out.write(("\n".join(buf) + "\n").encode())
     return n
 
 
@@ -145,6 +157,41 @@ def _jsonl(r: Url | SitemapRef, tail: str) -> str:
 @click.option(
     "--offline", is_flag=True, help="Read local files only: children not beside an index are noted."
 )
+@option.count(
+    "--max-sitemaps",
+    default=DEFAULT_MAX_SITEMAPS,
+    low=1,
+    metavar="N",
+    help="Sitemaps fetched at most (robots.txt lines and index children alike).",
+)
+@option.count(
+    "--max-depth",
+    default=DEFAULT_MAX_DEPTH,
+    metavar="N",
+    help="Index nesting followed below a sitemap found directly.",
+)
+@option.count(
+    "--max-bytes",
+    default=DEFAULT_MAX_TOTAL_BYTES,
+    low=1,
+    metavar="BYTES",
+    help="Bytes fetched at most, after decompression, over the whole run.",
+)
+@option.seconds(
+    "--max-time",
+    default=DEFAULT_MAX_TIME,
+    above=True,
+    metavar="SECONDS",
+    help="Seconds the fetches of the whole run may take.",
+)
+@option.seconds(
+    "--max-document-time",
+    default=DEFAULT_MAX_DOCUMENT_TIME,
+    above=True,
+    metavar="SECONDS",
+    help="Seconds one fetched document may take, retries included (a server that trickles "
+    "its answer is cut there).",
+)
 def read_cmd(
     targets: tuple[str, ...],
     fmt: str,
@@ -152,13 +199,16 @@ def read_cmd(
     published_at: tuple[str, ...],
     strict: bool,
     offline: bool,
+    **budgets: float,
 ) -> None:
     """Print the entries of each TARGET, in the order given: a sitemap file (- for stdin),
     a robots.txt, a folder (its robots.txt, else every sitemap file in it, indexes first),
     a sitemap URL, or a site.
 
     An index's or robots.txt's sitemaps are read (a local one's from the files beside it,
-    else fetched) unless --no-follow lists them.
+    else fetched) unless --no-follow lists them. Records are printed as they are read; a
+    budget (--max-*) that cuts the read is said on stderr (SM012: how many sitemaps were
+    not read, which first). On a terminal, a progress line says what the run waits for.
 
     \b
     Examples:
@@ -168,20 +218,11 @@ def read_cmd(
       sitemapkit read robots.txt --published-at https://example.com/robots.txt --no-follow
 
     Exit codes: 0 read fully; 1 read with problems (findings on stderr, everything
-    recoverable printed; a cycle of indexes is one); 3 nothing could be read (nothing
-    found: the finding says what was tried).
+    recoverable printed; a cycle of indexes, a budget reached); 3 nothing could be read
+    (nothing found: the finding says what was tried).
     """
-    local = [t for t in targets if not is_url(t)]
-    if published_at and len(published_at) != len(local):
-        raise click.UsageError(
-            f"{len(published_at)} --published-at URLs for {len(local)} local targets; give "
-            "one per local target, in order"
-        )
-    urls = iter(published_at)
-    pairs = [(t, None if is_url(t) else next(urls, None)) for t in targets]
-    report = ReadReport()
-    out = sys.stdout.buffer
-    seen = 0
+    pairs = _pairs(targets, published_at)
+    report, out, seen, line = ReadReport(), sys.stdout.buffer, 0, _Progress.on_terminal()
 
     def counted(
         batches: Iterable[tuple[str, Sequence[Url | SitemapRef]]],
@@ -189,11 +230,24 @@ def read_cmd(
         nonlocal seen
         for batch in batches:
             seen += len(batch[1])
+            if line is not None:
+                line.records = seen
             yield batch
 
+    # the --max-* options are named as the fields of FetchOptions they set
+    fetch = cast("FetchKeywords", budgets)
+    if line is not None:
+        fetch["progress"] = line.update
     try:
         records = counted(
-            read_targets(pairs, follow=not no_follow, strict=strict, offline=offline, report=report)
+            read_targets(
+                pairs,
+                follow=not no_follow,
+                strict=strict,
+                offline=offline,
+                report=report,
+                fetch=fetch,
+            )
         )
         if fmt == "tree":
             for _ in records:
@@ -203,10 +257,15 @@ def read_cmd(
             emit(records, fmt, out)
             out.flush()
     except SitemapError as exc:
+        if line is not None:
+            line.clear()
         # the error that stopped reading is usually the last finding too: say it once
         report.findings = [f for f in report.findings if not exc.message.startswith(f.message)]
         _print_findings(report)
         raise Exit(EXIT_INPUT if seen else EXIT_UNREADABLE, exc) from None
+    finally:
+        if line is not None:
+            line.clear()
     _print_findings(report)
     status = exit_status(report, seen)
     if status:
@@ -232,6 +291,18 @@ def exit_status(report: ReadReport, seen: int) -> int:
     return EXIT_UNREADABLE
 
 
+def _pairs(targets: tuple[str, ...], published_at: tuple[str, ...]) -> list[tuple[str, str | None]]:
+    """Each target with its --published-at URL (local targets only, in order)."""
+    local = [t for t in targets if not is_url(t)]
+    if published_at and len(published_at) != len(local):
+        raise click.UsageError(
+            f"{len(published_at)} --published-at URLs for {len(local)} local targets; give "
+            "one per local target, in order"
+        )
+    urls = iter(published_at)
+    return [(t, None if is_url(t) else next(urls, None)) for t in targets]
+
+
 def _print_tree(report: ReadReport, seen: int) -> None:
     """One line per sitemap, indented under its index: status, entries, bytes, time."""
     tree = report.tree
@@ -254,6 +325,35 @@ def _print_tree(report: ReadReport, seen: int) -> None:
         f"{len(tree.sitemaps):,} sitemaps, {seen:,} entries"
         + (f", {len(tree.errors)} failed" if tree.errors else "")
     )
+
+
+class _Progress:
+    """The progress line of a read on a terminal: records so far, sitemaps answered and
+    the fetch it waits for (the one in flight the longest), and for how long."""
+
+    def __init__(self, status: StatusLine) -> None:
+        self.status = status
+        self.records = 0
+
+    @classmethod
+    def on_terminal(cls) -> _Progress | None:
+        if not sys.stderr.isatty():
+            return None
+        from .validate import StatusLine  # imported only for a terminal
+
+        return cls(StatusLine())
+
+    def update(self, p: Progress) -> None:
+        text = f"read {self.records:,} records from {p.done:,} sitemaps"
+        if p.waiting is not None:
+            text += f"; waiting {p.waited:.0f} s for {p.waiting}"
+        if p.pending > 1:
+            text += f" ({p.pending:,} queued or in flight)"
+        # one terminal line: a wrapped line could not be rewritten in place
+        self.status.show(clip(text, shutil.get_terminal_size().columns - 1))
+
+    def clear(self) -> None:
+        self.status.clear()
 
 
 def _print_findings(report: ReadReport) -> None:

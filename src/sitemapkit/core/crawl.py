@@ -4,7 +4,8 @@ The messages a :class:`~sitemapkit.core.discovery.DiscoveryFlow` exchanges with 
 (:class:`FetchRequest` out, :class:`FetchResponse` back) and what the crawl found: a
 :class:`SitemapTree` with one :class:`SitemapStatus` per sitemap, the robots.txt
 (:class:`RobotsStatus`), the probes that missed (:class:`ProbeStatus`) and the references
-not followed (:class:`Skipped`). Every name is importable from ``sitemapkit.core.discovery``,
+not followed (:class:`Skipped`; grouped by listing and budget as :class:`Unread`, each said
+as a finding). Every name is importable from ``sitemapkit.core.discovery``,
 whose ``__all__`` lists them.
 """
 
@@ -140,6 +141,32 @@ class Skipped:
 
 
 @dataclass(slots=True)
+class Unread:
+    """The sitemaps one listing (an index, a robots.txt; ``None``: the target) named that
+    one budget kept from being read: how many, and the first of them."""
+
+    parent: str | None
+    reason: str
+    first: str
+    count: int = 1
+
+    def finding(self, target: str) -> Finding:
+        """SM012 (the sitemaps were not fetched), naming how many and which first.
+
+        >>> print(Unread("https://e.com/i.xml", "max_sitemaps is spent", "https://e.com/2.xml",
+        ...              3).finding("https://e.com/").message)
+        3 sitemaps it lists were not read: max_sitemaps is spent (the first: 'https://e.com/2.xml')
+        """
+        what = "sitemap it lists was" if self.count == 1 else "sitemaps it lists were"
+        return Finding(
+            "SM012",
+            "warning",
+            f"{self.count:,} {what} not read: {self.reason} (the first: {self.first!r})",
+            self.parent or target,
+        )
+
+
+@dataclass(slots=True)
 class SitemapTree:
     """Everything a crawl found: robots.txt, every sitemap with its status, the probes
     that missed and the references that were not followed.
@@ -155,6 +182,12 @@ class SitemapTree:
     probes: list[ProbeStatus] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     skipped_count: int = 0
+    #: Every reference not followed, grouped by listing and reason (all of them counted).
+    unread: list[Unread] = field(default_factory=list)
+
+    def unread_findings(self) -> list[Finding]:
+        """One SM012 finding per listing and budget that kept sitemaps from being read."""
+        return [u.finding(self.target) for u in self.unread]
 
     @property
     def urls(self) -> int:

@@ -44,6 +44,7 @@ from .crawl import (
     SitemapStatus,
     SitemapTree,
     Skipped,
+    Unread,
     Via,
 )
 from .finding import Finding, Severity
@@ -53,7 +54,9 @@ from .robots import MAX_ROBOTS_BYTES, parse_robots, robots_url
 
 __all__ = [
     "DEFAULT_MAX_DEPTH",
+    "DEFAULT_MAX_DOCUMENT_TIME",
     "DEFAULT_MAX_SITEMAPS",
+    "DEFAULT_MAX_TIME",
     "DEFAULT_MAX_TOTAL_BYTES",
     "MAX_REDIRECTS",
     "PROBE_PATHS",
@@ -67,6 +70,7 @@ __all__ = [
     "SitemapStatus",
     "SitemapTree",
     "Skipped",
+    "Unread",
     "Via",
     "visit_key",
 ]
@@ -97,6 +101,13 @@ DEFAULT_MAX_DEPTH: Final = 5
 DEFAULT_MAX_SITEMAPS: Final = 10_000
 #: Decompressed bytes read in one crawl: about twenty million URLs.
 DEFAULT_MAX_TOTAL_BYTES: Final = 4 * 1024**3
+#: Seconds one document may take, retries included (the runner, which owns the clock,
+#: leaves out the time spent waiting for the consumer of the records): a server that
+#: trickles its answer resets the timeout between reads at every byte, never this.
+#: 50 MiB in 60 s is 7 Mbit/s.
+DEFAULT_MAX_DOCUMENT_TIME: Final = 60.0
+#: Seconds a whole crawl may take: room for max_sitemaps sitemaps over a real network.
+DEFAULT_MAX_TIME: Final = 3600.0
 
 _MAX_SKIPPED: Final = 1_000  # Skipped entries kept; skipped_count counts them all
 _MAX_FLOW_FINDINGS: Final = 100  # SM506/SM507 findings kept per index
@@ -292,6 +303,8 @@ class DiscoveryFlow:
         self.listed: tuple[SitemapRef, ...] = ()
         self._list_robots = False
         self._listed_any = False
+        self._unread: dict[tuple[str | None, str], Unread] = {}
+        self._stopped: str | None = None  # why nothing more is requested (stop())
         path = urlsplit(target).path
         if path.lower().endswith("/robots.txt"):
             self._list_robots = not follow
@@ -334,7 +347,7 @@ class DiscoveryFlow:
                     req.url,
                     req.parent,
                     f"the crawl's byte budget ({self.limits.max_bytes:,} bytes after "
-                    "decompression) is spent; raise max_bytes to read more",
+                    "decompression) is spent; raise max_bytes (--max-bytes) to read more",
                 )
                 self._order.close(req.order)
                 continue
@@ -354,6 +367,28 @@ class DiscoveryFlow:
         if not self.done or self._listed_any:
             return None
         return self.tree.nothing_found()
+
+    def stop(self, reason: str) -> None:
+        """Request nothing more: every request queued now, and every sitemap listed from
+        now on, is not read for ``reason`` (the runner's deadline has passed, say). The
+        requests in flight still need their :meth:`on_response`."""
+        self._stopped = reason
+        self._probes.clear()
+        while self._order:
+            req = self._order.pop()
+            self._nodes.pop(req)
+            self._order.close(req.order)
+            if req.purpose == "sitemap":
+                self._skip(req.url, req.parent, reason)
+
+    def drop(self, request: FetchRequest, reason: str) -> None:
+        """Instead of :meth:`on_response`: a request handed out and never sent (the crawl
+        stopped before its turn) is not read, for ``reason``."""
+        self._outstanding.remove(request)
+        self._order.close(request.order)
+        self._nodes.pop(request)
+        if request.purpose == "sitemap":
+            self._skip(request.url, request.parent, reason)
 
     # -- what the runner reports --------------------------------------------------------
 
@@ -416,7 +451,7 @@ class DiscoveryFlow:
         elif req.purpose == "probe":
             self._on_probe(response, node)
         else:
-            self._add_status(response, node)
+            self.tree.sitemaps.append(_status(response, node, self.limits))
 
     # -- internals ----------------------------------------------------------------------
 
@@ -440,6 +475,11 @@ class DiscoveryFlow:
         tree.skipped_count += 1
         if len(tree.skipped) < _MAX_SKIPPED:
             tree.skipped.append(Skipped(url, parent, reason))
+        group = self._unread.get((parent, reason))
+        if group is None:
+            group = self._unread[(parent, reason)] = Unread(parent, reason, url, 0)
+            tree.unread.append(group)
+        group.count += 1
 
     def _flow_finding(self, node: _Node, rule: str, message: str, where: str, loc: str) -> None:
         if len(node.findings) < _MAX_FLOW_FINDINGS:
@@ -463,19 +503,24 @@ class DiscoveryFlow:
             return
         if visit_key(url) in self._visited:
             return  # read or queued already: the visited set keeps every URL to one fetch
+        if self._stopped is not None:
+            self._skip(url, parent_url, self._stopped)
+            return
         limits = self.limits
         if depth > limits.max_depth:
             self._skip(
                 url,
                 parent_url,
-                f"nested deeper than max_depth={limits.max_depth}; raise max_depth to follow it",
+                f"nested deeper than max_depth={limits.max_depth}; raise max_depth "
+                "(--max-depth) to follow it",
             )
             return
         if self.sitemap_count >= limits.max_sitemaps:
             self._skip(
                 url,
                 parent_url,
-                f"the crawl's sitemap budget (max_sitemaps={limits.max_sitemaps:,}) is spent",
+                f"the crawl's sitemap budget (max_sitemaps={limits.max_sitemaps:,}) is spent; "
+                "raise max_sitemaps (--max-sitemaps) to read more",
             )
             return
         self.sitemap_count += 1
@@ -539,10 +584,11 @@ class DiscoveryFlow:
             return
         for position, url in enumerate(sitemaps):
             self._enqueue(url, req, node, "robots", position)
-        if not sitemaps and (status is not None or error is None):
+        answered = status is not None and not (200 <= status < 300 and error is not None)
+        if not sitemaps and (answered or error is None):
             # RFC 9309 §2.3.1.3: 4xx means "unavailable": no rules, and no Sitemap: lines.
-            # A host that gave no answer at all is not probed: every probe would wait for
-            # the same silence (and its retries).
+            # A host that gave no answer at all, or stopped answering (a deadline cut its
+            # robots.txt), is not probed: every probe would wait for the same silence.
             self._probes.extend(urljoin(self._probe_base, p) for p in self._probe_paths)
             self._next_probe()
 
@@ -558,60 +604,80 @@ class DiscoveryFlow:
         if ok and response.kind is not None and node.duplicate_of is None:
             self.sitemap_count += 1
             self._probes.clear()
-            self._add_status(response, node, via="probe")
+            self.tree.sitemaps.append(_status(response, node, self.limits, via="probe"))
             return
         self.tree.probes.append(
             ProbeStatus(response.request.url, response.final_url, response.status, response.error)
         )
         self._next_probe()
 
-    def _add_status(self, response: FetchResponse, node: _Node, via: Via | None = None) -> None:
-        req = response.request
-        findings = list(response.findings)
-        error = response.error
-        status = response.status
-        ok = status == 200 or (status == 304 and response.from_cache)
-        if node.duplicate_of is None and not ok:
-            if error is None:
-                error = FetchError(f"HTTP status {status}", where=req.url)
-            # SM012: "Fetch status of the sitemap URL is not 200 (after ≤ 5 redirects)".
-            findings.append(
-                Finding(
-                    "SM012",
-                    "warning",
-                    f"The sitemap could not be fetched: {error.message}",
-                    req.url,
-                )
-            )
-        if response.kind == "sitemapindex" and node.parent is not None and node.parent.is_index:
-            # sitemaps.org: an index lists sitemaps; Google reads no nested index. It was
-            # read all the same: for a reader, a warning (issue #11: kept, reported).
-            findings.append(
-                Finding(
-                    "SM502",
-                    "warning",
-                    f"This index is listed by the index {req.parent!r}; nested indexes are "
-                    "not read by Google. List its sitemaps in the top index",
-                    req.url,
-                )
-            )
-        findings.extend(node.findings)
-        self.tree.sitemaps.append(
-            SitemapStatus(
-                url=req.url,
-                parent=req.parent,
-                status=status,
-                bytes=response.size,
-                entries=response.entries,
-                findings=tuple(findings),
-                elapsed=response.elapsed,
-                error=error,
-                final_url=response.final_url,
-                kind=response.kind,
-                depth=req.depth,
-                via=via or req.via,
-                transferred=response.transferred,
-                from_cache=response.from_cache,
-                duplicate_of=node.duplicate_of,
+
+def _status(
+    response: FetchResponse, node: _Node, limits: FlowLimits, via: Via | None = None
+) -> SitemapStatus:
+    """The status of a sitemap read (or not), with the crawl's findings about it."""
+    req = response.request
+    findings = list(response.findings)
+    error = response.error
+    status = response.status
+    ok = status == 200 or (status == 304 and response.from_cache)
+    # a fetch that failed after a 200 (the body stalled, a deadline cut it, the
+    # connection dropped) is said too; a parser's error has its own finding
+    cut = ok and isinstance(error, FetchError)
+    if node.duplicate_of is None and (not ok or cut):
+        if error is None:
+            error = FetchError(f"HTTP status {status}", where=req.url)
+        what = "was not read to the end" if cut else "could not be fetched"
+        # SM012: "Fetch status of the sitemap URL is not 200 (after ≤ 5 redirects)".
+        findings.append(
+            Finding("SM012", "warning", f"The sitemap {what}: {error.message}", req.url)
+        )
+    elif isinstance(error, LimitError) and node.duplicate_of is None:
+        findings.append(_cut_by_size(req, error, limits))
+    if response.kind == "sitemapindex" and node.parent is not None and node.parent.is_index:
+        # sitemaps.org: an index lists sitemaps; Google reads no nested index. It was
+        # read all the same: for a reader, a warning (issue #11: kept, reported).
+        findings.append(
+            Finding(
+                "SM502",
+                "warning",
+                f"This index is listed by the index {req.parent!r}; nested indexes are "
+                "not read by Google. List its sitemaps in the top index",
+                req.url,
             )
         )
+    findings.extend(node.findings)
+    return SitemapStatus(
+        url=req.url,
+        parent=req.parent,
+        status=status,
+        bytes=response.size,
+        entries=response.entries,
+        findings=tuple(findings),
+        elapsed=response.elapsed,
+        error=error,
+        final_url=response.final_url,
+        kind=response.kind,
+        depth=req.depth,
+        via=via or req.via,
+        transferred=response.transferred,
+        from_cache=response.from_cache,
+        duplicate_of=node.duplicate_of,
+    )
+
+
+def _cut_by_size(req: FetchRequest, error: LimitError, limits: FlowLimits) -> Finding:
+    """SM006 for a document the size budget cut: it says which budget."""
+    if req.max_bytes < limits.max_document_bytes:
+        budget = (
+            f"the crawl's byte budget (max_bytes={limits.max_bytes:,}, --max-bytes) left "
+            f"{req.max_bytes:,} bytes for it"
+        )
+    else:
+        budget = f"the limit per document is {limits.max_document_bytes:,} bytes"
+    return Finding(
+        "SM006",
+        "error",
+        f"The sitemap was not read to the end: {error.message} ({budget})",
+        req.url,
+    )

@@ -19,8 +19,9 @@ from typing import Final, NamedTuple, Unpack
 from ...core.discovery import DiscoveryFlow, SitemapTree
 from ...core.parse import Record
 from ..resource import AsyncCloseable, Closeable
+from .hold import Batch
 from .options import FetchKeywords, FetchOptions
-from .runner import Batch, Runner
+from .runner import Runner
 
 __all__ = [
     "RecordIterator",
@@ -158,14 +159,22 @@ class RecordIterator(Closeable):
     def _batches(flow: DiscoveryFlow, opts: FetchOptions) -> Generator[Batch, None, None]:
         loop = asyncio.new_event_loop()
         gen = _batches(flow, opts, keep=True)
+        step: asyncio.Future[Batch] | None = None
         try:
             while True:
+                step = asyncio.ensure_future(gen.__anext__(), loop=loop)
                 try:
-                    yield loop.run_until_complete(gen.__anext__())
+                    yield loop.run_until_complete(step)
                 except StopAsyncIteration:
                     return
         finally:
             try:
+                if step is not None and not step.done():
+                    # interrupted (Ctrl-C) inside a step: end it first, or the generator
+                    # is still running and cannot be closed
+                    step.cancel()
+                    with contextlib.suppress(BaseException):
+                        loop.run_until_complete(step)
                 loop.run_until_complete(gen.aclose())
                 loop.run_until_complete(loop.shutdown_asyncgens())
             finally:
@@ -195,7 +204,13 @@ async def discover(target: str, **options: Unpack[FetchKeywords]) -> SitemapTree
     Budgets: ``max_depth`` (index nesting), ``max_sitemaps``, ``max_bytes`` (decompressed
     bytes over the crawl), ``max_document_bytes`` (per sitemap, enforced while streaming),
     ``max_redirects`` (per request), ``timeout`` (seconds to connect, to receive the
-    headers, and between two reads of the body). ``retries`` on 429, 5xx and connection
+    headers, and between two reads of the body), ``max_document_time`` (seconds one
+    document may take, retries included: a server that trickles a byte at a time resets
+    ``timeout``, never this; the time spent waiting for the consumer of the records is left
+    out) and ``max_time`` (seconds the crawl may take). Each budget that cuts the crawl is
+    said: the sitemaps not requested are grouped in ``tree.unread`` (one SM012 finding per
+    listing and budget, naming how many and the first, in ``report``), a document a
+    deadline cut has the error in its status (SM012). ``retries`` on 429, 5xx and connection
     errors, waiting ``backoff`` × 2ⁿ seconds or the ``Retry-After`` (at most
     ``max_retry_after``). ``refuse_private=True`` refuses hosts that resolve to private,
     loopback or link-local addresses, for server-side use; off by default. ``cache_dir``
@@ -204,7 +219,9 @@ async def discover(target: str, **options: Unpack[FetchKeywords]) -> SitemapTree
     finding. ``workers``: parser processes (``None``: one per core, up to 4, none on a
     single core; ``0``: parse in this process). ``client``: your own
     ``httpx.AsyncClient`` (not closed here; redirects are still followed by hand).
-    ``report`` receives each sitemap's URL and findings as it finishes.
+    ``report`` receives each sitemap's URL and findings as it finishes; ``progress``
+    is called with a :class:`~sitemapkit.io.fetch.options.Progress` as the crawl goes (at
+    least four times a second), for a progress line that says what the crawl waits for.
 
     Raises :class:`~sitemapkit.errors.InputError` for a target that is not an http(s)
     URL, ``ValueError`` for bad options; failures to fetch or read a sitemap are reported

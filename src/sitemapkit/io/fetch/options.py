@@ -9,15 +9,19 @@ reads its settings from it and :meth:`FetchOptions.flow` builds the discovery fl
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Protocol, TypedDict
 
 from ...core.discovery import (
     DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_DOCUMENT_TIME,
     DEFAULT_MAX_SITEMAPS,
+    DEFAULT_MAX_TIME,
     DEFAULT_MAX_TOTAL_BYTES,
     MAX_REDIRECTS,
     DiscoveryFlow,
@@ -32,13 +36,16 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_BACKOFF",
     "DEFAULT_CONCURRENCY",
+    "DEFAULT_MAX_DOCUMENT_TIME",
     "DEFAULT_MAX_RETRY_AFTER",
+    "DEFAULT_MAX_TIME",
     "DEFAULT_PER_HOST",
     "DEFAULT_RETRIES",
     "DEFAULT_TIMEOUT",
     "USER_AGENT",
     "FetchKeywords",
     "FetchOptions",
+    "Progress",
     "Report",
 ]
 
@@ -57,6 +64,17 @@ class Report(Protocol):
 
     findings: list[Finding]
     sitemaps: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """Where a crawl stands, for a progress line: sitemaps answered, requests queued or in
+    flight, and the request in flight the longest (``waiting``, for ``waited`` seconds)."""
+
+    done: int
+    pending: int
+    waiting: str | None
+    waited: float
 
 
 def _default_workers() -> int:
@@ -79,6 +97,8 @@ class FetchOptions:
     max_document_bytes: int = DEFAULT_MAX_BYTES
     max_redirects: int = MAX_REDIRECTS
     timeout: float = DEFAULT_TIMEOUT
+    max_document_time: float = DEFAULT_MAX_DOCUMENT_TIME
+    max_time: float = DEFAULT_MAX_TIME
     retries: int = DEFAULT_RETRIES
     backoff: float = DEFAULT_BACKOFF
     max_retry_after: float = DEFAULT_MAX_RETRY_AFTER
@@ -90,9 +110,14 @@ class FetchOptions:
     user_agent: str = USER_AGENT
     client: httpx.AsyncClient | None = None
     report: Report | None = None
+    progress: Callable[[Progress], None] | None = None
 
     def __post_init__(self) -> None:
         check_requests(self.concurrency, self.per_host, self.timeout)
+        for name in ("max_document_time", "max_time"):
+            value = getattr(self, name)
+            if not (value > 0 and math.isfinite(value)):  # also refuses NaN
+                raise ValueError(f"{name} must be a positive number of seconds")
         check_retries(self.retries, self.backoff, self.max_retry_after)
         if self.workers is not None and self.workers < 0:
             raise ValueError("workers must not be negative")
@@ -132,6 +157,8 @@ class FetchKeywords(TypedDict, total=False):
     max_document_bytes: int
     max_redirects: int
     timeout: float
+    max_document_time: float
+    max_time: float
     retries: int
     backoff: float
     max_retry_after: float
@@ -143,6 +170,7 @@ class FetchKeywords(TypedDict, total=False):
     user_agent: str
     client: httpx.AsyncClient | None
     report: Report | None
+    progress: Callable[[Progress], None] | None
 
 
 #: The field names, for the test that keeps FetchKeywords and FetchOptions together.

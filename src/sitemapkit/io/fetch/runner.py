@@ -13,8 +13,13 @@ The flow decides what to fetch; the runner fetches it with one ``httpx.AsyncClie
   in a :mod:`.worker`), with the :mod:`.cache` for conditional requests.
 * **Document order**: records are handed out in the flow's document order (children in
   the order their index lists them) however the fetches overlap; the records of a
-  document read ahead of its turn are held until then. The flow issues requests
-  depth-first, so at most the documents in flight are held.
+  document read ahead of its turn are held until then, in bounded memory (:mod:`.hold`).
+* **Deadlines**: ``timeout`` bounds each wait for the network; ``max_document_time``
+  bounds a whole document (redirects, retries and body: a server that trickles a byte at
+  a time resets the first, never the second), the time spent waiting for the consumer of
+  the records left out; ``max_time`` bounds the crawl. What a deadline cuts is said: the
+  document's status has the error (SM012), and the sitemaps not requested are grouped
+  into SM012 findings naming how many and which first (:class:`~sitemapkit.core.crawl.Unread`).
 
 httpx exceptions are translated here into :class:`~sitemapkit.errors.FetchError`; every
 failure of one sitemap ends up in its status, not as an exception of the crawl.
@@ -24,8 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Iterable, Sequence
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -40,15 +44,21 @@ from .cache import Cache, CacheEntry
 from .decode import ContentDecoder
 from .document import Document, Emit, LocalDocument, RemoteDocument, RobotsBody
 from .guard import Guard, Unresolved
-from .options import FetchOptions
+from .hold import Batch, Holder
+from .options import FetchOptions, Progress
 from .worker import ParserArgs, PlainUrls, Pool
 
 __all__ = ["Runner"]
 
 _ACCEPT: Final = "application/xml, text/xml;q=0.9, text/plain;q=0.8, */*;q=0.5"
 _REDIRECTS: Final = frozenset([301, 302, 303, 307, 308])
+#: Bodies up to this size (Content-Length, before decoding) are parsed in this process:
+#: at most a few milliseconds of parsing, less than the round trips to a worker cost.
+_SMALL: Final = 32_768
 
-Batch = tuple[str, Sequence[Record]]
+
+class _NotSent(Exception):
+    """A request whose turn came after the crawl's deadline: it is not sent."""
 
 
 class _Retry(Exception):
@@ -100,17 +110,24 @@ class Runner:
         self._slots = asyncio.Semaphore(opts.concurrency)
         self._hosts: dict[str, asyncio.Semaphore] = {}
         self._wake = asyncio.Event()
-        # records of documents read ahead of their turn, by the document's order
-        self._held: dict[tuple[int, ...], list[Batch]] = {}
-        self._releasing = asyncio.Lock()
+        self.holder = Holder(out, flow.blocked) if out is not None else None
+        self._fetching: dict[FetchRequest, FetchState] = {}  # requests being fetched
+        self.deadlines = Deadlines(opts)
+        self._stopped = False
 
     async def aclose(self) -> None:
         try:
             if self.pool is not None:
                 await self.pool.stop()
         finally:
+            if self.holder is not None:
+                self.holder.close()
             if self._own_client:
                 await self.client.aclose()
+
+    @staticmethod
+    def _now() -> float:
+        return asyncio.get_running_loop().time()
 
     # -- driving ----------------------------------------------------------------------
 
@@ -119,28 +136,44 @@ class Runner:
         tasks: set[asyncio.Task[None]] = set()
         room = self.opts.concurrency * 4  # queued tasks beyond the semaphores stay cheap
         waiter: asyncio.Task[bool] | None = None
+        self.deadlines.start(self._now())
+        # a progress line shows how long it has waited: wake up to say so
+        tick = 0.25 if self.opts.progress is not None else None
         try:
             while True:
+                if not self._stopped and self._now() >= self.deadlines.end:
+                    self._stopped = True
+                    flow.stop(self.deadlines.stop_reason())
                 for req in flow.next_requests(max(room - len(tasks), 0)):
                     tasks.add(asyncio.create_task(self._fetch(req)))
                 if self.pool is not None and flow.sitemap_count >= 2:
                     self.pool.start_soon()
+                if self.opts.progress is not None:
+                    self.opts.progress(_progress(flow, self._fetching.values(), self._now()))
                 if not tasks:
                     break
                 self._wake.clear()
-                # wake up when a request ends or when an index queued new children
+                # wake up when a request ends, an index queued new children, the crawl's
+                # deadline passes (the requests in flight end by their own), or to tell
                 waiter = asyncio.create_task(self._wake.wait())
-                done, _ = await asyncio.wait([*tasks, waiter], return_when=asyncio.FIRST_COMPLETED)
+                left = None if self._stopped else max(self.deadlines.end - self._now(), 0.0)
+                if tick is not None:
+                    left = tick if left is None else min(left, tick)
+                done, _ = await asyncio.wait(
+                    [*tasks, waiter], timeout=left, return_when=asyncio.FIRST_COMPLETED
+                )
                 waiter.cancel()
                 for task in done:
                     if task is not waiter:
                         tasks.discard(task)
                         task.result()  # a bug in _fetch: let it out
-            await self._release()  # what a skipped request held back
+            if self.holder is not None:
+                await self.holder.release()  # what a skipped request held back
             report = self.opts.report
-            nothing = flow.nothing_found()
-            if report is not None and nothing is not None:
-                report.findings.append(nothing)
+            if report is not None:
+                nothing = flow.nothing_found()
+                # what was not read: said once, by nothing_found when nothing was
+                report.findings.extend([nothing] if nothing else flow.tree.unread_findings())
         finally:
             if waiter is not None:
                 waiter.cancel()
@@ -153,49 +186,33 @@ class Runner:
     async def _emit_records(self, req: FetchRequest, records: Sequence[Record]) -> None:
         flow = self.flow
         if type(records) is PlainUrls:  # no index entries among them: nothing to follow
-            if self.out is not None:
-                await self._put(req, (req.url, records))
+            if self.holder is not None:
+                await self.holder.put(req.order, (req.url, records))
             return
         before = flow.pending
         flow.on_records(req, records)
         if flow.pending != before:
             self._wake.set()
-        if self.out is None:
+        if self.holder is None:
             return
         if flow.limits.follow and type(records[0]) is SitemapRef:
             # The entries of an index are followed, not handed out (see RecordStream).
             records = [r for r in records if type(r) is not SitemapRef]
             if not records:
                 return
-        await self._put(req, (req.url, records))
+        await self.holder.put(req.order, (req.url, records))
 
-    async def _put(self, req: FetchRequest, batch: Batch) -> None:
-        """Hand a batch out now, or hold it while a document before it is open or has
-        batches held."""
-        assert self.out is not None
-        order = req.order
-        if self.flow.blocked(order) or any(o <= order for o in self._held):
-            self._held.setdefault(order, []).append(batch)
-            return
-        await self.out.put(batch)
-
-    async def _release(self) -> None:
-        """Hand out the held batches whose turn has come, in document order."""
-        if self.out is None:
-            return
-        async with self._releasing:
-            while self._held:
-                order = min(self._held)
-                if self.flow.blocked(order):
-                    return
-                held = self._held[order]
-                while held:  # batches added meanwhile join this list
-                    await self.out.put(held.pop(0))
-                del self._held[order]
-
-    async def _document(self, req: FetchRequest, final_url: str, emit: Emit) -> Document:
+    async def _document(
+        self, req: FetchRequest, final_url: str, emit: Emit, length: int | None
+    ) -> Document:
         args = ParserArgs(final_url, req.max_bytes, self.opts.strict)
-        if self.pool is not None and not self._parse_here and self.flow.sitemap_count >= 2:
+        small = length is not None and length <= _SMALL
+        if (
+            self.pool is not None
+            and not self._parse_here
+            and not small
+            and self.flow.sitemap_count >= 2
+        ):
             try:
                 worker, doc = await self.pool.acquire()
             except OSError:
@@ -208,9 +225,24 @@ class Runner:
 
     async def _fetch(self, req: FetchRequest) -> None:
         state = FetchState(req.url)
+        self._fetching[req] = state
+        try:
+            await self._attempts(req, state)
+        except _NotSent:
+            self.flow.drop(req, self.deadlines.stop_reason())
+            return
+        finally:
+            del self._fetching[req]
+        await self._respond(req, state)
 
+    async def _attempts(self, req: FetchRequest, state: FetchState) -> None:
         async def emit(records: Sequence[Record]) -> None:
-            await self._emit_records(req, records)
+            # the deadline of a document does not count the waits for the consumer
+            start = self._now()
+            try:
+                await self._emit_records(req, records)
+            finally:
+                state.paused += self._now() - start
 
         attempt = 0
         while True:
@@ -225,6 +257,8 @@ class Runner:
                 wait = retry.wait
                 if wait is None:
                     wait = self.opts.backoff * 2**attempt
+                if self._now() + wait >= self.deadlines.cutoff(state):
+                    break  # no time for another try: the last one's error stands
                 attempt += 1
                 if state.doc is not None:
                     await state.doc.abort()
@@ -233,6 +267,9 @@ class Runner:
             except SitemapError as exc:
                 state.error = exc
                 break
+
+    async def _respond(self, req: FetchRequest, state: FetchState) -> None:
+        """Tell the flow (and the report) how ``req`` ended."""
         doc = state.doc
         if doc is not None and state.error is not None:
             with contextlib.suppress(SitemapError):
@@ -254,14 +291,15 @@ class Runner:
                 entries=0 if doc is None or robots else doc.entries,
                 findings=() if doc is None else tuple(doc.findings),
                 error=state.error,
-                elapsed=0.0 if state.started is None else time.monotonic() - state.started,
+                elapsed=0.0 if state.started is None else self._now() - state.started,
                 from_cache=state.from_cache,
             )
         )
-        if self.flow.listed and self.out is not None:
-            await self._put(req, (req.url, self.flow.listed))
+        if self.flow.listed and self.holder is not None:
+            await self.holder.put(req.order, (req.url, self.flow.listed))
             self.flow.listed = ()
-        await self._release()
+        if self.holder is not None:
+            await self.holder.release()
         report = self.opts.report
         if report is not None:
             if req.purpose == "robots" and tree.robots is not None:
@@ -296,16 +334,22 @@ class Runner:
                     headers["If-Modified-Since"] = cached.last_modified
             async with self._slots, self._host_slot(url):
                 if state.started is None:  # elapsed counts from here, not the queue
-                    state.started = time.monotonic()
+                    if self._stopped:
+                        raise _NotSent  # its turn came after the crawl's deadline
+                    state.started = self._now()
+                cutoff = self.deadlines.cutoff(state)
                 try:
                     request = self.client.build_request(
                         "GET", url, headers=headers, timeout=httpx.Timeout(self.opts.timeout)
                     )
-                    async with asyncio.timeout(self.opts.timeout):
+                    # the whole head within `timeout`: a trickle of it resets httpx's own
+                    async with asyncio.timeout_at(min(self._now() + self.opts.timeout, cutoff)):
                         response = await self.client.send(
                             request, stream=True, follow_redirects=False
                         )
                 except (httpx.TimeoutException, TimeoutError) as exc:
+                    if self._now() >= cutoff:
+                        raise self.deadlines.late(state, self._now()) from exc
                     raise _Retry(
                         None,
                         None,
@@ -343,37 +387,56 @@ class Runner:
                 finally:
                     await response.aclose()
 
-    async def _open(self, req: FetchRequest, state: FetchState, emit: Emit) -> Document:
+    async def _open(
+        self, req: FetchRequest, state: FetchState, emit: Emit, length: int | None = None
+    ) -> Document:
         doc: Document
         if req.purpose == "robots":
             doc = RobotsBody(req.max_bytes)
         else:
-            doc = await self._document(req, state.url, emit)
+            doc = await self._document(req, state.url, emit, length)
         state.doc = doc
         return doc
+
+    async def _arrivals(
+        self, state: FetchState, response: httpx.Response
+    ) -> AsyncGenerator[bytes, None]:
+        """The raw chunks of the body as they arrive, each awaited within the document's
+        deadline (httpx's read timeout is reset by every byte of a trickle)."""
+        chunks = response.aiter_raw()
+        while True:
+            try:
+                async with asyncio.timeout_at(self.deadlines.cutoff(state)):
+                    raw = await anext(chunks)
+            except StopAsyncIteration:
+                return
+            except TimeoutError as exc:
+                raise self.deadlines.late(state, self._now()) from exc
+            yield raw
 
     async def _read_body(
         self, req: FetchRequest, state: FetchState, response: httpx.Response, emit: Emit
     ) -> None:
         url = state.url
         decoder = ContentDecoder(response.headers.get("content-encoding", ""), url)
-        doc = await self._open(req, state, emit)
+        doc = await self._open(req, state, emit, _length(response))
         writer = self.cache.writer(url, response.headers) if self.cache is not None else None
         try:
             try:
-                async for raw in response.aiter_raw():
-                    state.transferred += len(raw)
-                    if writer is not None:
-                        writer.write(raw)
-                    for piece in decoder.decode(raw):
-                        await doc.feed(piece)
-                    if isinstance(doc, RobotsBody) and doc.truncated:
+                async with contextlib.aclosing(self._arrivals(state, response)) as chunks:
+                    async for raw in chunks:
+                        state.transferred += len(raw)
                         if writer is not None:
-                            writer.abort()
-                            writer = None
-                        break
-                else:
-                    decoder.flush()
+                            writer.write(raw)
+                        for piece in decoder.decode(raw):
+                            await doc.feed(piece)
+                        if isinstance(doc, RobotsBody) and doc.truncated:
+                            if writer is not None:
+                                writer.abort()
+                                writer = None
+                            break
+                    else:
+                        decoder.flush()
             except httpx.TransportError as exc:
                 if isinstance(exc, httpx.TimeoutException):
                     message = f"The response stalled for more than {self.opts.timeout:g} s"
@@ -410,12 +473,74 @@ class Runner:
         await doc.close()
 
 
+def _length(response: httpx.Response) -> int | None:
+    """The body's announced Content-Length, when it is a number."""
+    value = response.headers.get("content-length", "")
+    return int(value) if value.isdigit() else None
+
+
+def _progress(flow: DiscoveryFlow, fetching: Iterable[FetchState], now: float) -> Progress:
+    started = [(st.started, st.url) for st in fetching if st.started is not None]
+    oldest = min(started) if started else None
+    return Progress(
+        done=len(flow.tree.sitemaps),
+        pending=flow.pending,
+        waiting=oldest[1] if oldest is not None else None,
+        waited=now - oldest[0] if oldest is not None else 0.0,
+    )
+
+
+class Deadlines:
+    """The deadlines of one crawl, on the event loop's clock: ``end`` for the crawl
+    (``max_time`` from :meth:`start`), and one per document (``max_document_time`` from its
+    first request, the waits for the consumer of its records added)."""
+
+    def __init__(self, opts: FetchOptions) -> None:
+        self.opts = opts
+        self.end = float("inf")
+
+    def start(self, now: float) -> None:
+        self.end = now + self.opts.max_time
+
+    def cutoff(self, state: FetchState) -> float:
+        """When this document must be read by: its own deadline or the crawl's, whichever
+        comes first."""
+        if state.started is None:
+            return self.end
+        return min(state.started + self.opts.max_document_time + state.paused, self.end)
+
+    def late(self, state: FetchState, now: float) -> FetchError:
+        """The error of a document its deadline cut."""
+        read = state.doc.entries if state.doc is not None else 0
+        done = f"; {read:,} entries were read" if read else ""
+        if now >= self.end:
+            message = (
+                f"The crawl's time budget (max_time={self.opts.max_time:g} s) was spent before "
+                f"its end{done}; raise max_time (--max-time) to read it"
+            )
+        else:
+            message = (
+                f"The deadline per document ({self.opts.max_document_time:g} s) passed before "
+                f"its end (a server that trickles its answer is cut there){done}; raise "
+                "max_document_time (--max-document-time) to wait longer"
+            )
+        return FetchError(message, where=state.url)
+
+    def stop_reason(self) -> str:
+        """Why the sitemaps not requested by the crawl's end are not read."""
+        return (
+            f"the crawl's time budget (max_time={self.opts.max_time:g} s) is spent; raise "
+            "max_time (--max-time) to read more"
+        )
+
+
 class FetchState:
     __slots__ = (
         "doc",
         "error",
         "from_cache",
         "headers",
+        "paused",
         "started",
         "status",
         "transferred",
@@ -431,3 +556,4 @@ class FetchState:
         self.transferred = 0
         self.from_cache = False
         self.started: float | None = None
+        self.paused = 0.0  # seconds spent waiting for the consumer of the records
