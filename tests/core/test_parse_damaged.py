@@ -280,3 +280,18 @@ def test_damage_never_crashes_loops_or_depends_on_chunks(data: bytes, cuts: list
         assert isinstance(records, list)
         # bounded: never more records than locs written in the bytes
         assert len(records) <= data.count(b"<loc") + data.count(b"<sitemap") + 1
+
+
+def test_an_error_libxml2_reports_only_at_the_end_loses_nothing() -> None:
+    """libxml2 stops at an unescaped '&' without a word until it is closed: every byte
+    after the last entry read is kept for the recovering path, however many follow."""
+    n = 30_000  # past 3 MB of bytes in which the strict parser reads nothing
+    data = _urlset("\n".join(f"<url><loc>https://e.com/{i}?a=1&b=2</loc></url>" for i in range(n)))
+    parser = SitemapParser(source="s.xml")
+    records: list[Record] = []
+    for i in range(0, len(data), 65_536):
+        records += parser.feed(data[i : i + 65_536])
+    records += parser.close()
+    assert len(records) == n
+    assert records[-1].loc == f"https://e.com/{n - 1}?a=1&b=2"
+    assert _errors(parser.findings)[0] == ("SM004", 3)

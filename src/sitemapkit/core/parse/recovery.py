@@ -250,12 +250,16 @@ class Recovery:
         self._read = read
         self._repair = Repair(report, line=line, column=column)
         self._parser: etree.XMLPullParser | None = recovering_parser()
-        self._buf = bytearray()  # repaired bytes not yet fed: less than one block
+        self._buf = b""  # repaired bytes not yet fed: less than one block
         self.root: etree._Element | None = None
 
     def feed(self, data: bytes, *, raw: bool = False) -> None:
         """Read on (``raw``: bytes that need no repair, the padding and the root tag)."""
-        self._parse(data if raw else self._repair.feed(data))
+        if raw:
+            self._parse(data)
+            return
+        for i in range(0, len(data), _STEP):  # bounded pieces: the repair's output is too
+            self._parse(self._repair.feed(data[i : i + _STEP]))
 
     def close(self) -> None:
         """The bytes ended: read what they left open."""
@@ -276,14 +280,14 @@ class Recovery:
         parser = self._parser
         assert parser is not None
         tags = self._tags
-        buf = self._buf
-        buf += data
-        while len(buf) >= _STEP or (final and buf):
-            block = bytes(buf[:_STEP])
-            del buf[:_STEP]
+        buf = self._buf + data if self._buf else data
+        at = 0
+        while len(buf) - at >= _STEP or (final and at < len(buf)):
             with contextlib.suppress(etree.XMLSyntaxError):  # recover mode keeps going
-                parser.feed(block)
+                parser.feed(buf[at : at + _STEP])
+            at += _STEP
             self._read(e for e in parser.read_events() if e[1].tag in tags)
+        self._buf = buf[at:]
 
     def _cut(self, events: _Events) -> _Events:
         """Elements the end of the bytes left open, innermost first: a value inside an

@@ -13,8 +13,9 @@ The strict parser runs with ``recover=False``: libxml2's recovery mode silently 
 (``?a=1&b=2`` becomes ``?a=1=2``; after its first error it drops even ``&amp;``). A fatal error
 is reported once (SM001, SM004); then the rest of the document, from the end of the last entry
 read, goes to the recovering path (:mod:`.recovery`), which repairs the bytes before libxml2's
-recovering parser sees them. The tree keeps only the bytes since the last entry end tag (at
-most :data:`_KEEP`) for it.
+recovering parser sees them. The tree keeps the bytes since the last entry end tag for it
+(bounded by the byte budget: libxml2 may stop at an error without saying so until the end,
+so no part of them can be dropped).
 """
 
 from __future__ import annotations
@@ -52,8 +53,6 @@ Events = Iterator[tuple[str, etree._Element]]
 _XML_STEP: Final = 65_536  # bytes per lxml feed: bounds the tree built between two drains
 _FATAL: Final = 3  # libxml2 XML_ERR_FATAL
 _NS_DOMAIN: Final = 3  # libxml2 XML_FROM_NAMESPACE
-#: The most bytes kept for the recovering path while no entry ends (then a tail of half).
-_KEEP: Final = 1 << 21
 _FIRST: Final = 512
 _DECL: Final = re.compile(rb"<\?xml[^>]*\?>")
 #: Repairs held for their findings; beyond them, only counted.
@@ -374,7 +373,7 @@ class Tree(Reader):
         self._recovery: Recovery | None = None
         #: The bytes since the end of the last entry read (what the recovering path would
         #: read again), and the line and column where they start; None: no recovery.
-        self._kept: bytes | None = b"" if entries.root is not None else None
+        self._kept: bytearray | None = bytearray() if entries.root is not None else None
         self._kept_line = 1
         self._kept_col = 1
         self._restarted = False  # the kept bytes no longer start at the document's start
@@ -451,18 +450,15 @@ class Tree(Reader):
         if n:
             self._ended -= n
             self._drop(kept, cut)
-        elif len(kept) > _KEEP:  # no entry ends for a long time: keep a bounded tail
-            cut = kept.find(b"<", len(kept) - _KEEP // 2)
-            self._drop(kept, cut if cut > 0 else len(kept) - _KEEP // 2)
 
-    def _drop(self, kept: bytes, cut: int) -> None:
+    def _drop(self, kept: bytearray, cut: int) -> None:
         breaks = kept.count(b"\n", 0, cut)
         if breaks:
             self._kept_line += breaks
             self._kept_col = cut - kept.rfind(b"\n", 0, cut)
         else:
             self._kept_col += cut
-        self._kept = kept[cut:]
+        del kept[:cut]
         self._restarted = True
 
     def close(self) -> None:
@@ -529,7 +525,7 @@ class Tree(Reader):
             return
         self._report(message, type_name, line, column, tail=_RECOVERED)
         self._error = (line, column)
-        kept, head = start
+        body, head = start
         line, column = self._kept_line, self._kept_col
         entries = self.entries
         entries.container = None  # the recovering parser builds a tree of its own
@@ -538,7 +534,7 @@ class Tree(Reader):
         )
         pad = column - 1 - (len(head) if line == 1 else 0)
         recovery.feed(head + b"\n" * (line - 1) + b" " * max(pad, 0), raw=True)
-        recovery.feed(kept + rest)
+        recovery.feed(body + rest)
 
     def _resume(self) -> tuple[bytes, bytes] | None:
         """Where the recovering path starts: the kept bytes after the end of the last entry
@@ -556,10 +552,9 @@ class Tree(Reader):
             if m is None:
                 return None
             self._drop(kept, m.end())
-            kept = kept[m.end() :]
-        return kept, head
+        return bytes(kept), head
 
-    def _offset(self, kept: bytes, line: int, column: int) -> int:
+    def _offset(self, kept: bytearray, line: int, column: int) -> int:
         """Where in the kept bytes libxml2's ``line`` and ``column`` (characters) are."""
         at = 0
         for _ in range(line - self._kept_line):
