@@ -715,13 +715,23 @@ def test_structure_problems() -> None:
         + "<bar/>"
     )
     records, findings, _ = parse(data)
+    # issue #11: each loc of a <url> is an entry; an unclosed <url> before the next one too
     assert locs(records) == [
         "https://example.com/a",
+        "https://example.com/dup",
         "https://example.com/b",
+        "https://example.com/n",
         "https://example.com/c",
     ]
-    assert rules(findings) == ["SM107", "SM103", "SM107", "SM107", "SM107", "SM107"]
-    assert "<url> inside <url> is ignored" in findings[2].message
+    assert [(f.rule, f.severity) for f in findings] == [
+        ("SM107", "warning"),
+        ("SM103", "warning"),
+        ("SM107", "warning"),
+        ("SM107", "error"),
+        ("SM107", "error"),
+        ("SM107", "warning"),
+    ]
+    assert "<url> inside <url>: the first one is not closed" in findings[2].message
     assert "Unexpected <sitemap> in <urlset>" in findings[3].message
     assert "directly under <urlset>" in findings[4].message
     assert "Unexpected <bar>" in findings[5].message
@@ -735,9 +745,14 @@ def test_truncated_document_keeps_records_before_damage() -> None:
     assert findings[0].line is not None and findings[0].column is not None
 
 
-def test_malformed_document_stops_at_damage_and_never_mangles() -> None:
+def test_malformed_document_is_recovered_and_never_mangled() -> None:
     records, findings, _ = parse(CORPUS["bare-ampersand"], source="s.xml")
-    assert records == [Url("https://example.com/a")]
+    # issue #11: the rest is read on the recovering path, the '&' kept as written
+    assert locs(records) == [
+        "https://example.com/a",
+        "https://example.com/?a&b",
+        "https://example.com/c",
+    ]
     assert [(f.rule, f.line, f.column) for f in findings] == [("SM004", 3, 78)]
     assert "EntityRef" in findings[0].message
     with pytest.raises(ParseError) as info:
@@ -760,14 +775,19 @@ def test_undeclared_prefix_keeps_reading() -> None:
     assert "prefix 'image'" in findings[0].message
 
 
-def test_undefined_entity_stops() -> None:
+def test_undefined_entity_is_read_as_the_html_character() -> None:
     data = urlset(
         url("https://example.com/a")
         + url("https://example.com/&copy;")
         + url("https://example.com/c")
     )
     records, findings, _ = parse(data)
-    assert records == [Url("https://example.com/a")]
+    # issue #11: what a person would see, then percent-encoded
+    assert locs(records) == [
+        "https://example.com/a",
+        "https://example.com/%C2%A9",
+        "https://example.com/c",
+    ]
     assert rules(findings) == ["SM004"]
     assert "Entity 'copy' not defined" in findings[0].message
 
@@ -1121,7 +1141,8 @@ def test_billion_laughs_is_quick_and_bounded() -> None:
     assert time.monotonic() - start < 2
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB
     assert records == [Url("https://example.com/a")]
-    assert rules(findings) == ["SM011", "SM004"]
+    # the recovering path reads the entity as text, never expanded: a relative loc
+    assert rules(findings) == ["SM011", "SM004", "SM201", "SM004"]
     assert "lollol" not in _everything(records, findings)
     with pytest.raises(UnsafeXMLError):
         parse(doc, strict=True)

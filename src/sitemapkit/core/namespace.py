@@ -15,6 +15,8 @@ __all__ = [
     "IMAGE_NS",
     "LEGACY_NS",
     "NEWS_NS",
+    "RDF_NS",
+    "RSS1_NS",
     "SITEMAP_NS",
     "VIDEO_NS",
     "XHTML_NS",
@@ -29,3 +31,6 @@ NEWS_NS: Final = "http://www.google.com/schemas/sitemap-news/0.9"
 XHTML_NS: Final = "http://www.w3.org/1999/xhtml"
 ATOM_NS: Final = "http://www.w3.org/2005/Atom"
 ATOM03_NS: Final = "http://purl.org/atom/ns#"
+#: RSS 1.0: an ``<rdf:RDF>`` root, items in the RSS 1.0 namespace.
+RDF_NS: Final = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+RSS1_NS: Final = "http://purl.org/rss/1.0/"

@@ -8,23 +8,99 @@ the core values (loc, lastmod, changefreq, priority), then the extensions in doc
 
 from __future__ import annotations
 
+import copy
+import re
+from typing import Final
+
 from lxml import etree
 
+from ..finding import clip
 from ..model import InvalidValue, SitemapRef, Url
 from ..namespace import LEGACY_NS, SITEMAP_NS
 from ..trusted import trusted_ref, trusted_url
 from ..w3cdate import WRITER_FORM, zulu
-from .canonical import fast_ref, fast_url
+from .canonical import XML_SPACE, fast_ref, fast_url
 from .document import Document
 from .extension import Extension, Extensions
-from .tree import Entries, Events, foreign, q, split
-from .value import absolute, date, lexical, loc_rule, peek, value
+from .tree import SPLIT, Entries, Events, foreign, q, split, tag_of
+from .value import absolute, date, lexical, loc_rule, value
 
 __all__ = ["SitemapEntries", "UrlEntries"]
 
 #: A core value as read: (stripped text or None for markup, line).
 _Values = dict[str, tuple[str | None, int | None, etree._Element]]
 _URL_FIELDS = ("loc", "lastmod", "changefreq", "priority")
+_SPACE_RUN: Final = re.compile(r"\s+")
+
+
+def _url_text(doc: Document, loc: etree._Element) -> None:
+    """``<loc><url>URL</url></loc>`` (a generator's wrapper, with or without CDATA): the
+    text inside is the loc's."""
+    if len(loc) != 1 or (loc.text or "").strip(XML_SPACE):
+        return
+    inner = loc[0]
+    if split(inner.tag if isinstance(inner.tag, str) else "")[1] != "url" or len(inner):
+        return
+    if (inner.tail or "").strip(XML_SPACE):
+        return
+    doc.judge(
+        "SM107",
+        "<loc> holds a <url> element around the URL; the URL inside was read",
+        loc,
+        inner.text,
+        lost=False,
+    )
+    loc.text = inner.text
+    loc.remove(inner)
+
+
+def _first_loc(doc: Document, el: etree._Element, locs: frozenset[str]) -> str | None:
+    """The stripped text of an entry's first loc, unchecked (to name the entry), once a
+    ``<url>`` wrapper inside it is taken off."""
+    for child in el:
+        if child.tag in locs:
+            if len(child):
+                _url_text(doc, child)
+            text = child.text
+            return text.strip(XML_SPACE) if text else None
+    return None
+
+
+def _trimmed(doc: Document, text: str, line: int | None, at: etree._Element) -> str:
+    """A loc as a person reads it: Unicode white space around the URL (NBSP, U+2000-U+200A,
+    U+3000: not XML's) is not part of it, nor what follows Unicode white space or a remark
+    in brackets after it. ASCII spaces inside a path stay (``summer sale.html``)."""
+    url = text.strip()
+    m = _SPACE_RUN.search(url)
+    if m is not None and (m.group().strip(XML_SPACE) or url[m.end()] in "(["):
+        url = url[: m.start()]
+    if url == text or not url:
+        return text
+    doc.findings.add(
+        "SM204",
+        f"<loc> {clip(text)!r} holds white space or text besides the URL; the URL "
+        f"{clip(url)!r} was read. Write the URL alone",
+        line=line,
+        loc=url,
+        at=at,
+        lost=False,
+    )
+    return url
+
+
+def _reset(doc: Document, el: etree._Element, ns: str) -> None:
+    """Report, once, elements that reset the namespace (``xmlns=""``, unprefixed children
+    of a prefixed root): read as the sitemap's own."""
+    if doc.findings.once("SM101:reset"):
+        doc.judge(
+            "SM101",
+            f"<{tag_of(el)}> is in no namespace inside a document of namespace "
+            f'{ns!r} (xmlns="" or no prefix); it was read as the sitemap\'s own. '
+            f'Declare xmlns="{SITEMAP_NS}" once on the root',
+            el,
+            None,
+            lost=False,
+        )
 
 
 def _namespace(doc: Document, root: etree._Element, ns: str, local: str) -> None:
@@ -52,12 +128,38 @@ class UrlEntries(Entries):
 
     def __init__(self, doc: Document, root: etree._Element, ns: str) -> None:
         _namespace(doc, root, ns, "urlset")
-        super().__init__(doc, q(ns, "url"), ns)
+        super().__init__(doc, q(ns, "url"), ns, root=root, bare=True)
         self.t_loc, self.t_lastmod, self.t_changefreq, self.t_priority = (
             q(ns, name) for name in _URL_FIELDS
         )
-        self.core = {q(ns, name): name for name in _URL_FIELDS}
+        # children that reset the namespace are read as the sitemap's own (_reset)
+        self.core = {name: name for name in _URL_FIELDS} | {q(ns, n): n for n in _URL_FIELDS}
+        self.locs = frozenset((self.t_loc, "loc"))
         self.extensions = Extensions(doc, ns)
+
+    def entry(self, el: etree._Element) -> None:
+        self.read_full(el)
+
+    def stray(self, el: etree._Element) -> None:
+        """A ``<loc>`` straight in the ``<urlset>``, without its ``<url>``: an entry."""
+        if el.tag in self.locs:
+            try:
+                wrap = etree.Element(self.tag)
+            except ValueError:  # a namespace lxml refuses although libxml2 read it
+                super().stray(el)
+                return
+            self.doc.count(self.line(el))
+            self.add(
+                "SM107",
+                "<loc> directly under <urlset>, without <url>; it was read as an entry",
+                line=self.line(el),
+                lost=False,
+            )
+            wrap.sourceline = el.sourceline  # type: ignore[misc]  # writable in lxml
+            wrap.append(copy.copy(el))
+            self.read_full(wrap)
+        else:
+            super().stray(el)
 
     def read(self, events: Events) -> None:
         """The hot loop, millions of times per document: ``adopt`` and the entry budget
@@ -139,17 +241,33 @@ class UrlEntries(Entries):
             doc.settle(quiet - left)
 
     def read_full(self, el: etree._Element) -> None:
-        """A <url> in full."""
-        raw = peek(el, self.t_loc)
+        """A <url> in full (one per loc when it holds several)."""
+        groups = self.split_locs(el, self.locs)
+        if groups is not None:
+            for group in groups:
+                self.read_full(group)
+            return
+        raw = _first_loc(self.doc, el, self.locs)
         values: _Values = {}
         rest: list[etree._Element] = []
+        ns = self.core_ns
+        if ns and el.tag != self.tag:
+            _reset(self.doc, el, ns)
         for child in el:
             tag = child.tag
             name = self.core.get(tag) if isinstance(tag, str) else None
             if name is not None and name not in values:
+                if ns and tag == name:
+                    _reset(self.doc, child, ns)
                 values[name] = (value(self.doc, child, raw), self.line(child), child)
             else:
                 rest.append(child)
+        if raw is None and "loc" not in values and el.get(SPLIT) is not None:
+            return  # what is left of an entry read in parts
+        loc_value = values.get("loc")
+        if loc_value is not None and loc_value[0]:
+            _, line, at = loc_value
+            values["loc"] = (_trimmed(self.doc, loc_value[0], line, at), line, at)
         url = None
         if self.doc.settings.fast:  # canonical core values with extensions: skip the model's checks
             core = [values.get(name) for name in _URL_FIELDS]
@@ -284,9 +402,11 @@ class SitemapEntries(Entries):
 
     def __init__(self, doc: Document, root: etree._Element, ns: str) -> None:
         _namespace(doc, root, ns, "sitemapindex")
-        super().__init__(doc, q(ns, "sitemap"), ns)
+        super().__init__(doc, q(ns, "sitemap"), ns, root=root, bare=True)
         self.t_loc, self.t_lastmod = q(ns, "loc"), q(ns, "lastmod")
-        self.core = {self.t_loc: "loc", self.t_lastmod: "lastmod"}
+        self.core = {"loc": "loc", "lastmod": "lastmod"}
+        self.core |= {self.t_loc: "loc", self.t_lastmod: "lastmod"}
+        self.locs = frozenset((self.t_loc, "loc"))
 
     def entry(self, el: etree._Element) -> None:
         if self.doc.settings.fast:
@@ -320,9 +440,11 @@ class SitemapEntries(Entries):
                 continue
             name = self.core.get(tag)
             line = self.line(child)
+            if name is not None and self.core_ns and tag == name:
+                _reset(self.doc, child, self.core_ns)
             if name is None:
                 ns, local = split(tag)
-                if ns == self.core_ns:
+                if ns == self.core_ns or not ns:
                     self.add(
                         "SM501",
                         f"<sitemap> may hold only <loc> and <lastmod>, not "
@@ -346,18 +468,27 @@ class SitemapEntries(Entries):
         return values
 
     def _read_full(self, el: etree._Element) -> None:
-        raw = peek(el, self.t_loc)
+        groups = self.split_locs(el, self.locs)
+        if groups is not None:
+            for group in groups:
+                self._read_full(group)
+            return
+        if self.core_ns and el.tag != self.tag:
+            _reset(self.doc, el, self.core_ns)
+        raw = _first_loc(self.doc, el, self.locs)
         values = self._values(el, raw)
         loc_value = values.get("loc")
         if loc_value is None:
-            self.add("SM501", "<sitemap> has no <loc>; entry skipped", line=self.line(el))
-            return
+            loc_value = self._bare(el)
+            if loc_value is None:
+                return
         text, line, at = loc_value
         if text is None:
             return
         if not text:
             self.add("SM111", "Empty <loc>; entry skipped", line=line)
             return
+        text = _trimmed(self.doc, text, line, at)
         loc = absolute(self.doc, text, line, raw, "loc", at)
         if loc is None:
             return
@@ -377,3 +508,21 @@ class SitemapEntries(Entries):
             )
             return
         self.doc.out.append(trusted_ref(ref.loc, lastmod))  # kept as written
+
+    def _bare(self, el: etree._Element) -> tuple[str | None, int | None, etree._Element] | None:
+        """A ``<sitemap>`` without ``<loc>``: its bare text is the URL, if it holds one."""
+        text = (el.text or "").strip(XML_SPACE)
+        if el.get(SPLIT) is not None and not text:
+            return None  # what is left of an entry read in parts
+        if not text or len(el):
+            self.add("SM501", "<sitemap> has no <loc>; entry skipped", line=self.line(el))
+            return None
+        self.add(
+            "SM501",
+            "<sitemap> holds its URL as bare text, without <loc>; it was read as the "
+            "entry's loc. Write <sitemap><loc>URL</loc></sitemap>",
+            line=self.line(el),
+            loc=text,
+            lost=False,
+        )
+        return text, self.line(el), el

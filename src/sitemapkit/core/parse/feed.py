@@ -14,6 +14,7 @@ from lxml import etree
 
 from ..finding import clip
 from ..model import InvalidValue, Url
+from ..namespace import RDF_NS, RSS1_NS
 from .document import Document
 from .tree import Entries, q
 from .value import absolute, date, loc_rule, value
@@ -56,17 +57,24 @@ class _FeedEntries(Entries, ABC):
 
 
 class RssItems(_FeedEntries):
-    """RSS 2.0 ``<item>``: ``<link>`` is the URL, ``<pubDate>`` (RFC 822) the lastmod."""
+    """RSS 2.0 ``<item>``: ``<link>`` is the URL, ``<pubDate>`` (RFC 822) the lastmod.
+    RSS 1.0 (an ``<rdf:RDF>`` root): its items sit beside the channel, in the RSS 1.0
+    namespace; the ``<link>``, else the ``rdf:about``, is the URL."""
 
     kind = "rss"
 
     def __init__(self, doc: Document, root: etree._Element, ns: str) -> None:
-        super().__init__(doc, "item")
+        self._rdf = ns == RDF_NS
+        ns = RSS1_NS if self._rdf else ""
+        super().__init__(doc, q(ns, "item"), root=root)
+        self._t_link, self._t_date = q(ns, "link"), q(ns, "pubDate")
 
     def container_of(self, root: etree._Element) -> etree._Element | None:
-        return root.find("channel")
+        return root if self._rdf else root.find("channel")
 
     def is_container(self, parent: etree._Element) -> bool:
+        if self._rdf:
+            return parent.getparent() is None
         up = parent.getparent()
         return parent.tag == "channel" and up is not None and up.getparent() is None
 
@@ -74,10 +82,14 @@ class RssItems(_FeedEntries):
         link = text = None
         link_line = date_line = None
         for child in el:
-            if child.tag == "link" and link is None:
+            if child.tag == self._t_link and link is None:
                 link, link_line = value(self.doc, child, None), self.line(child)
-            elif child.tag == "pubDate" and text is None:
+            elif child.tag == self._t_date and text is None:
                 text, date_line = value(self.doc, child, None), self.line(child)
+        if not link and self._rdf:
+            about = (el.get(f"{{{RDF_NS}}}about") or "").strip()
+            if about:
+                link, link_line = about, self.line(el)
         return link, link_line, text, date_line
 
     def _no_link(self, el: etree._Element, link: str | None) -> None:
@@ -113,7 +125,7 @@ class AtomEntries(_FeedEntries):
     kind = "atom"
 
     def __init__(self, doc: Document, root: etree._Element, ns: str) -> None:
-        super().__init__(doc, q(ns, "entry"), ns)
+        super().__init__(doc, q(ns, "entry"), ns, root=root)
         self._t_link = q(ns, "link")
         self._t_dates = (q(ns, "updated"), q(ns, "modified"))
 

@@ -16,7 +16,7 @@ from typing import Final, NamedTuple
 from lxml import etree
 
 from ..finding import clip
-from ..namespace import ATOM03_NS, ATOM_NS, SITEMAP_NS
+from ..namespace import ATOM03_NS, ATOM_NS, RDF_NS, SITEMAP_NS
 from .document import Document, Kind
 from .tree import pull_parser, split, tag_of
 
@@ -322,7 +322,7 @@ def kind_of(doc: Document, root: etree._Element) -> Kind:
     ns, local = split(tag_of(root))
     if local in ("urlset", "sitemapindex"):
         return "urlset" if local == "urlset" else "sitemapindex"
-    if local == "rss" and not ns:
+    if (local == "rss" and not ns) or (local == "RDF" and ns == RDF_NS):
         return "rss"
     if local == "feed" and ns in (ATOM_NS, ATOM03_NS):
         return "atom"
