@@ -1,14 +1,13 @@
 """The wild corpus (tests/corpus/, issue #11): the classes this suite holds, every row.
 
-Each row of ``cases.tsv`` in the ``robots`` and ``site`` classes, and every row whose
-expected exit code is 3 (nothing read), is read with ``sitemapkit read`` in-process as
-check.py does it; its records' kind, count, first and last loc, its exit code and the
-field checks of its note are asserted. The site rows are read twice: from the files
-beside their entry, and over HTTP from tests/site.py's server with the site's origin
-rewritten to the server's (in document order however the fetches overlap). The
-documents of the exit-3 rows are also fed to the incremental parser byte by byte and
-split at random offsets: the same records, findings and stop as whole. (A robots.txt is
-read whole, at most 500 KiB: it has no incremental reader to split.)
+Every row of ``cases.tsv`` is read with ``sitemapkit read`` in-process as check.py does
+it; its records' kind, count, first and last loc, its exit code and the field checks of
+its note are asserted. The site rows are read twice: from the files beside their entry,
+and over HTTP from tests/site.py's server with the site's origin rewritten to the
+server's (in document order however the fetches overlap). Every document that is not a
+robots.txt is also fed to the incremental parser byte by byte and split at random
+offsets: the same records, findings and stop as whole. (A robots.txt is read whole, at
+most 500 KiB: it has no incremental reader to split.)
 """
 
 from __future__ import annotations
@@ -38,22 +37,14 @@ _spec.loader.exec_module(check)
 with open(CORPUS / "cases.tsv", encoding="utf-8", newline="") as _f:
     ROWS = list(csv.DictReader(_f, delimiter="\t", quoting=csv.QUOTE_NONE))
 
-#: Rows of these classes that another part of issue #11 makes hold (they are not this
-#: suite's to assert): §4 keeps usable off-spec values such as en-US.
-OTHER_PARTS = {"site-news-mobile": "issue #11 §4 (en-US news language, media alternate)"}
-
 
 def _cls(row: dict[str, str]) -> str:
     return row["note"].split(":", 1)[0]
 
 
-HELD = [
-    r
-    for r in ROWS
-    if (_cls(r) in ("robots", "site") or r["exit"] == "3") and r["id"] not in OTHER_PARTS
-]
-SITES = [r for r in HELD if _cls(r) == "site"]
-NOTHING = [r for r in HELD if r["exit"] == "3" and r["file"].startswith("files/")]
+HELD = ROWS
+SITES = [r for r in ROWS if _cls(r) == "site"]
+DOCUMENTS = [r for r in ROWS if _cls(r) not in ("robots", "site")]
 
 
 def _read(args: list[str], row: dict[str, str]) -> tuple[int, list[dict[str, Any]], str]:
@@ -119,40 +110,35 @@ def test_site_row_read_over_http(row: dict[str, str]) -> None:
         _assert_row(moved, *_read([moved["served_url"]], moved))
 
 
-def _parse(data: bytes, pieces: list[int]) -> tuple[list[str], list[tuple[str, int | None]], str]:
-    """The locs, the findings and the error that stopped the parser (``""``: none)."""
-    parser = SitemapParser(source="doc", strict=False)
-    records: list[str] = []
+def _parse(
+    data: bytes, pieces: list[int], base_url: str | None
+) -> tuple[list[object], list[tuple[str, int | None, int | None]], str]:
+    """The records, the findings and the error that stopped the parser (``""``: none)."""
+    parser = SitemapParser(source="doc", strict=False, base_url=base_url)
+    records: list[object] = []
     stopped = ""
     at = 0
     try:
         for size in pieces:
-            records += [r.loc for r in parser.feed(data[at : at + size])]
+            records += parser.feed(data[at : at + size])
             at += size
-        records += [r.loc for r in parser.feed(data[at:])]
-        records += [r.loc for r in parser.close()]
+        records += parser.feed(data[at:])
+        records += parser.close()
     except SitemapError as exc:
         stopped = exc.message
-    return records, [(f.rule, f.line) for f in parser.findings], stopped
+    return records, [(f.rule, f.line, f.column) for f in parser.findings], stopped
 
 
-#: Rows whose findings (not records) differ when split: a bug of core/parse/text.py,
-#: which is not this suite's to fix (its line numbers drift when a line is split).
-SPLIT_FINDINGS_DIFFER = {"binary-png"}
-
-
-@pytest.mark.parametrize("row", NOTHING, ids=[r["id"] for r in NOTHING])
-def test_nothing_read_alike_whole_byte_by_byte_and_split(row: dict[str, str]) -> None:
+@pytest.mark.parametrize("row", DOCUMENTS, ids=[r["id"] for r in DOCUMENTS])
+def test_document_read_alike_whole_byte_by_byte_and_split(row: dict[str, str]) -> None:
     data = (CORPUS / row["file"]).read_bytes()
-    whole = _parse(data, [])
-    assert whole[0] == []
+    base = row["served_url"] or None
+    whole = _parse(data, [], base)
+    assert len(whole[0]) == int(row["count"]), row["id"]
     splits = [[1] * len(data)]
     rng = random.Random(row["id"])
     for _ in range(5):
         cuts = sorted(rng.sample(range(1, len(data)), min(4, len(data) - 1))) if data else []
         splits.append([b - a for a, b in zip([0, *cuts], cuts, strict=False)])
     for sizes in splits:
-        got = _parse(data, sizes)
-        assert (got[0], got[2]) == (whole[0], whole[2])
-        if row["id"] not in SPLIT_FINDINGS_DIFFER:
-            assert got[1] == whole[1]
+        assert _parse(data, sizes, base) == whole, row["id"]
