@@ -14,7 +14,7 @@ from sitemapkit.core.finding import Finding
 from sitemapkit.lint.report import ValidationReport, render_json
 from sitemapkit.render import SetStats, render_html
 from sitemapkit.render.stats import MAX_HOSTS
-from sitemapkit.render.view import build_page
+from sitemapkit.render.view import build_page, tree_rows
 
 SM = "http://www.sitemaps.org/schemas/sitemap/0.9"
 IMAGE = "http://www.google.com/schemas/sitemap-image/1.1"
@@ -153,3 +153,36 @@ def test_the_cap_per_rule_is_kept_in_document_order() -> None:
     ]
     counts = {rule: sum(1 for f in findings if f.rule == rule) - 10 for rule in ("SM301", "SM402")}
     assert page.hidden == counts
+
+
+def test_a_robots_txt_of_the_set_lists_its_sitemaps_under_it() -> None:
+    stats = SetStats()
+    robots = stats.add(
+        "https://e.example/robots.txt",
+        [b"User-agent: *\nSitemap: https://e.example/s.xml\n", b"Sitemap: /t.xml\n"],
+    )
+    assert (robots.kind, robots.entries) == ("robots.txt", 2)
+    assert robots.children == ["https://e.example/s.xml", "https://e.example/t.xml"]
+    stats.add("https://e.example/s.xml", [urlset("<url><loc>https://e.example/a</loc></url>")])
+    report = ValidationReport(files=["https://e.example/robots.txt", "https://e.example/s.xml"])
+    rows = tree_rows(report, stats)
+    assert [(r.name, r.depth, r.kind) for r in rows] == [
+        ("https://e.example/robots.txt", 0, "robots.txt"),
+        ("https://e.example/s.xml", 1, "urlset"),
+    ]
+    assert stats.urls == 1  # a robots.txt lists sitemaps, not pages
+
+
+def test_documents_after_an_index_that_it_does_not_list_are_not_its_children() -> None:
+    stats = SetStats()
+    index = f'<sitemapindex xmlns="{SM}"><sitemap><loc>https://e.example/in/a.xml</loc>'
+    index += "</sitemap></sitemapindex>"
+    stats.add("site/index.xml", [index.encode()])
+    for name in ("site/a.xml", "other/b.xml"):
+        stats.add(name, [urlset("<url><loc>https://e.example/x</loc></url>")])
+    report = ValidationReport(files=["site/index.xml", "site/a.xml", "other/b.xml"])
+    assert [(r.name, r.depth) for r in tree_rows(report, stats)] == [
+        ("site/index.xml", 0),
+        ("site/a.xml", 1),
+        ("other/b.xml", 0),
+    ]

@@ -17,6 +17,7 @@ from typing import Final
 
 from ..core.model import CHANGEFREQS, SitemapRef, Url
 from ..core.parse import DEFAULT_MAX_BYTES, SitemapParser
+from ..core.robots import MAX_ROBOTS_BYTES, is_robots_name, parse_robots
 from ..errors import SitemapError
 from ..writer.index import Latest
 
@@ -34,9 +35,10 @@ TENTHS: Final = tuple(f"{n / 10:.1f}" for n in range(11))
 
 @dataclass(slots=True)
 class SitemapStats:
-    """One document of the set: its kind, entries, size as stored and after
-    decompression, whether it is gzip, the latest lastmod of its entries (compared as
-    instants), and the locs of an index's children (remembered up to a bound)."""
+    """One document of the set: its kind (a sitemap's, or ``"robots.txt"``), entries,
+    size as stored and after decompression, whether it is gzip, the latest lastmod of
+    its entries (compared as instants), and the locs of an index's children (or of a
+    robots.txt's sitemaps), remembered up to a bound."""
 
     name: str
     kind: str | None = None
@@ -89,6 +91,9 @@ class SetStats:
         if known is not None:
             return known
         doc = self.sitemaps[name] = SitemapStats(name)
+        if is_robots_name(name):
+            self._robots(doc, chunks, base_url or (name if "://" in name[:12] else None))
+            return doc
         # one finding of a rule is enough: they are dropped, the validator reports them
         parser = SitemapParser(
             source=name, base_url=base_url, max_bytes=max_bytes, max_findings=1, summarize=False
@@ -106,6 +111,20 @@ class SetStats:
         doc.kind, doc.entries, doc.plain = parser.kind, parser.entries, parser.bytes_in
         doc.lastmod = latest.value
         return doc
+
+    def _robots(self, doc: SitemapStats, chunks: Iterable[bytes], url: str | None) -> None:
+        """A robots.txt of the set (validate takes them): its ``Sitemap:`` lines are its
+        entries, and the sitemaps it lists are its children in the tree."""
+        data = b""
+        for chunk in chunks:
+            doc.size += len(chunk)
+            if len(data) <= MAX_ROBOTS_BYTES:
+                data += chunk[: MAX_ROBOTS_BYTES + 1 - len(data)]
+        found = parse_robots(data[:MAX_ROBOTS_BYTES], url, where=doc.name).sitemaps
+        doc.kind, doc.entries, doc.plain = "robots.txt", len(found), doc.size
+        room = max(MAX_CHILDREN - self._children, 0)
+        doc.children.extend(found[:room])
+        self._children += len(doc.children)
 
     def _records(self, doc: SitemapStats, records: list[Url | SitemapRef], latest: Latest) -> None:
         if not records:
@@ -137,11 +156,12 @@ class SetStats:
     def _hosts(self, urls: list[Url]) -> None:
         hosts = self.hosts
         # locs are absolute URLs: the host is what lies between "//" and the next "/"
-        hosts.update(u.loc.partition("//")[2].partition("/")[0].lower() for u in urls)
-        if len(hosts) > MAX_HOSTS:
+        new = {u.loc.partition("//")[2].partition("/")[0].lower() for u in urls} - hosts
+        room = MAX_HOSTS - len(hosts)
+        if len(new) > room:  # the first ones in sorted order: the same page every run
             self.more_hosts = True
-            while len(hosts) > MAX_HOSTS:
-                hosts.pop()
+            new = set(sorted(new)[:room])
+        hosts.update(new)
 
 
 def _freq(value: str | None) -> str:

@@ -199,9 +199,9 @@ def tree_rows(report: ValidationReport, stats: SetStats) -> list[TreeRow]:
     """The sitemaps in the order validated, each index's children under it.
 
     The validator walks an index's children right after it, depth first, so a document
-    is placed under the nearest open index that lists it (by its URL, or a local file by
-    its name); a child that was not checked, or could not be read, under the index that
-    lists it.
+    is placed under the nearest open index (or robots.txt) that lists it (by its URL, or
+    a local file by its name); a child that was not checked, or could not be read, under
+    the index that lists it.
     """
     counts = Counter((f.where, f.severity) for f in report.findings)
     roots: list[_Node] = []
@@ -213,7 +213,7 @@ def tree_rows(report: ValidationReport, stats: SetStats) -> list[TreeRow]:
         doc = stats.sitemaps.get(name) or SitemapStats(name, stopped="not read again")
         node = _Node(_doc_row(doc, len(stack), counts[name, "error"], counts[name, "warning"]))
         (stack[-1].kids if stack else roots).append(node)
-        if doc.kind == "sitemapindex":
+        if doc.kind in ("sitemapindex", "robots.txt"):
             node.locs = frozenset(doc.children)
             node.leaves = frozenset(_leaf(c) for c in doc.children)
             stack.append(node)
@@ -314,7 +314,8 @@ def _per_sitemap(report: ValidationReport, stats: SetStats) -> list[tuple[str, i
     docs = [
         stats.sitemaps[name]
         for name in report.files
-        if name in stats.sitemaps and stats.sitemaps[name].kind not in (None, "sitemapindex")
+        if name in stats.sitemaps
+        and stats.sitemaps[name].kind not in (None, "sitemapindex", "robots.txt")
     ]
     if len(docs) <= _ONE_EACH:
         return [(_leaf(d.name) or d.name, d.urls) for d in docs]
