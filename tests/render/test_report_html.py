@@ -15,7 +15,7 @@ from sitemapkit.lint.report import help_uri
 
 from ..conftest import cli
 from ..site import Site
-from .browser import Chromium, chromium_or_fail, first_pixel
+from .browser import Chromium, chromium_or_fail, first_pixel, requests_of
 
 ROOT = Path(__file__).resolve().parents[2]
 SM = "http://www.sitemaps.org/schemas/sitemap/0.9"
@@ -186,12 +186,28 @@ def test_the_page_refers_to_nothing_outside_itself(tmp_path: Path, chromium: Chr
         el.get("style") or "" for el in dom.iter()
     )
     assert not _LOADS.search(styles)
+    # loaded in Chromium, the page requests nothing but itself (the DevTools protocol's
+    # record of the requests), and its script ran
+    assert requests_of(chromium, out.as_uri()) == ([out.as_uri()], "ready")
     # served from the loopback server, the page asks it for nothing more
     with Site() as site:
         site.static(tmp_path)
         dom = lxml.html.fromstring(chromium.dom(site.url("/report.html")))
         assert tiles(dom)["sitemaps"] == "3"
         assert [(r.method, r.path) for r in site.log] == [("GET", "/report.html")]
+
+
+def test_the_request_record_sees_what_a_page_loads(tmp_path: Path, chromium: Chromium) -> None:
+    """The check above can fail: a page that loads a style, an image and a fetch."""
+    with Site() as site:
+        page = tmp_path / "loads.html"
+        page.write_text(
+            f'<!doctype html><link rel="stylesheet" href="{site.url("/s.css")}">'
+            f'<img src="{site.url("/i.png")}"><script>fetch("{site.url("/f")}")</script>'
+        )
+        seen, _ = requests_of(chromium, page.as_uri())
+        wanted = [page.as_uri(), site.url("/s.css"), site.url("/i.png"), site.url("/f")]
+        assert seen[0] == wanted[0] and sorted(seen) == sorted(wanted)
 
 
 def test_light_and_dark(tmp_path: Path, chromium: Chromium) -> None:
