@@ -32,6 +32,7 @@ _COMMANDS = {
     "write": ("write", "write"),
     "read": ("read", "read_cmd"),
     "validate": ("validate", "validate_cmd"),
+    "report": ("report", "report_cmd"),
     "diff": ("diff", "diff_cmd"),
     "robots": ("robots", "robots_cmd"),
     "submit": ("submit", "submit"),
