@@ -23,7 +23,6 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, TypedDict, Unpack
-from urllib.parse import unquote, urlsplit
 
 from .core.finding import Finding
 from .core.model import SitemapRef, Url
@@ -32,6 +31,7 @@ from .errors import FetchError, InputError, ParseError, SitemapError
 from .io.child import Child, ChildError, ErrorRecord, serve
 from .io.extsort import DEFAULT_MAX_BYTES, ExternalSorter, merge_runs
 from .io.resource import Closeable
+from .io.target import local_child
 from .reader import ReadReport, read, read_file
 
 __all__ = [
@@ -440,15 +440,14 @@ def _urls_of_file(
 
 
 def _local_child(index: Path, ref: SitemapRef) -> Path:
-    name = unquote(urlsplit(ref.loc).path.rsplit("/", 1)[-1])
-    child = index.parent / name
-    if not name or not child.is_file():
+    child = local_child(index, ref.loc)
+    if child is None:
         raise InputError(
             f"index {str(index)!r} lists {ref.loc!r}, which is not a file beside it",
             where=str(index),
             hint="give the index's URL instead to fetch its sitemaps",
         )
-    return child
+    return Path(child)
 
 
 # -- lines and records -----------------------------------------------------------------------

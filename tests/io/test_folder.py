@@ -14,9 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sitemapkit as sk
-from sitemapkit.io.sources import FolderOptions, write_inputs
 from sitemapkit.io.sources import folder as folder_source
-from sitemapkit.io.sources.folder import FolderSummary, write_folder
+from sitemapkit.io.sources import write_inputs
+from sitemapkit.io.sources.folder import FolderOptions, FolderSummary, write_folder
 from sitemapkit.lint.xsd import xsd_errors
 
 from ..conftest import NS, cli, parse

@@ -12,8 +12,8 @@ import click
 
 from .. import Finding, InputError, SitemapWriter, WriteResult
 from ..core.limits import MAX_BYTES, MAX_URLS
-from ..io.sources import FolderOptions, write_inputs
-from ..io.sources.folder import LASTMOD_SOURCES
+from ..io.sources import write_inputs
+from ..io.sources.folder import LASTMOD_SOURCES, FolderOptions
 from . import option
 from .validate import StatusLine
 

@@ -20,11 +20,10 @@ import re
 import zlib
 from pathlib import Path
 from typing import Final
-from urllib.parse import quote, unquote
+from urllib.parse import quote, unquote, urlsplit
 
 from ..core.robots import is_robots_name, looks_like_robots
 from ..core.urls import Origin, iri_to_uri
-from .sources.sitemap import local_child
 
 __all__ = [
     "EMPTY_FOLDER",
@@ -36,6 +35,7 @@ __all__ = [
     "is_robots",
     "is_url",
     "join_url",
+    "local_child",
     "mirror",
     "no_sitemap_line",
 ]
@@ -129,6 +129,20 @@ def join_url(base: str | None, name: str) -> str | None:
     return (base if base.endswith("/") else base + "/") + quote(name)
 
 
+def local_child(index: str | Path, loc: str) -> str | None:
+    """The file beside a local index that a child sitemap's URL names (the last segment
+    of its path, percent-decoded), if it exists.
+
+    >>> local_child("/nowhere/sitemap_index.xml", "https://example.com/sitemap-1.xml") is None
+    True
+    """
+    name = unquote(urlsplit(loc).path.rsplit("/", 1)[-1])
+    if not name or name in (".", "..") or "/" in name or "\\" in name:
+        return None
+    path = Path(index).parent / name
+    return str(path) if path.is_file() else None
+
+
 def beside(index: str | Path, url: str | None, child: str) -> Path | str:
     """The local file of ``child`` (a URL a local index or robots.txt lists) beside the
     file ``index``, or why there is none.
@@ -138,7 +152,7 @@ def beside(index: str | Path, url: str | None, child: str) -> Path | str:
     the file of the same name beside the index.
     """
     if url is None:
-        name = local_child(str(index), child)
+        name = local_child(index, child)
         return Path(name) if name is not None else "no file of its name beside the index"
     return mirror(Path(index), url, child)
 

@@ -21,23 +21,25 @@ import stat
 from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
-from typing import BinaryIO, Final, cast
+from typing import TYPE_CHECKING, BinaryIO, Final, cast
 
 from ...errors import InputError
 from ..files import open_input
-from .folder import FolderOptions, write_folder
+from ..target import local_child
 from .jsonl import write_jsonl
 from .record import CSV_COLUMNS, error_at
 from .sink import Input, PlainFile, Progress, Sink
-from .sitemap import local_child, write_xml
+from .sitemap import write_xml
 from .table import looks_like_header, write_csv
 from .text import BLOCK, write_txt
+
+if TYPE_CHECKING:
+    from .folder import FolderOptions
 
 __all__ = [
     "BLOCK",
     "CSV_COLUMNS",
     "PARALLEL_MIN",
-    "FolderOptions",
     "Input",
     "PlainFile",
     "Progress",
@@ -123,6 +125,9 @@ def write_inputs(
             seen.add(real)
         where = "<stdin>" if name == "-" else name
         if name != "-" and os.path.isdir(name):
+            # the HTML reader and its pool of children, imported only for a folder
+            from .folder import FolderOptions, write_folder
+
             options = folder or FolderOptions()
             if options.output is None:
                 options = dataclasses.replace(options, output=getattr(writer, "directory", None))

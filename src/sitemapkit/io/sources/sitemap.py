@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from urllib.parse import urlsplit
-
 from ...core.model import SitemapRef, Url
 from ...errors import InputError, ParseError, SitemapError
 from .sink import Input, Sink
 
-__all__ = ["local_child", "write_xml"]
+__all__ = ["write_xml"]
 
 
 def write_xml(w: Sink, src: Input) -> list[str]:
@@ -46,12 +43,3 @@ def write_xml(w: Sink, src: Input) -> list[str]:
             exc.message, where=exc.where or where, line=exc.line, column=exc.column, hint=exc.hint
         ) from None
     return children
-
-
-def local_child(index: str, loc: str) -> str | None:
-    """The file beside a local index that a child sitemap's URL names, if it exists."""
-    name = urlsplit(loc).path.rsplit("/", 1)[-1]
-    if not name or name in (".", ".."):
-        return None
-    path = Path(index).parent / name
-    return str(path) if path.is_file() else None
