@@ -35,7 +35,7 @@ from sitemapkit.core.model import (
 )
 from sitemapkit.core.parse import SitemapParser
 from sitemapkit.core.serialize import dumps, url_entry
-from sitemapkit.core.trusted import trusted_ref, trusted_url
+from sitemapkit.core.trusted import kept_dates, trusted_news, trusted_ref, trusted_url
 from sitemapkit.core.w3cdate import GRAMMAR, format_lastmod, instant, written, zulu
 from sitemapkit.errors import ParseError
 
@@ -157,7 +157,7 @@ def entries(draw: st.DrawFn) -> tuple[str, Url]:
         images.append(Image(img, title=title))
     videos: list[Video] = []
     if draw(st.booleans()):
-        title, pub = draw(_TEXT), draw(st.none() | w3c_dates(coarsest=3))
+        title, pub = draw(_TEXT), draw(st.none() | w3c_dates(coarsest=1))
         rating = draw(st.none() | st.decimals(0, 5, places=3).map(str))
         xml.append(
             "<video:video>"
@@ -167,18 +167,19 @@ def entries(draw: st.DrawFn) -> tuple[str, Url]:
             f"{element('video:rating', rating)}{element('video:publication_date', pub)}"
             "</video:video>"
         )
-        videos.append(
-            Video(U + "t.jpg", title, "d", U + "v.mp4", rating=rating, publication_date=pub)  # type: ignore[arg-type]
-        )
+        video = Video(U + "t.jpg", title, "d", U + "v.mp4", rating=rating)  # type: ignore[arg-type]
+        # the date kept as written (Z as +00:00), as a lastmod is
+        videos.append(kept_dates(video, {"publication_date": zulu(pub)}) if pub else video)
     news = None
     if draw(st.booleans()):
-        title, pub = draw(_TEXT), draw(w3c_dates(coarsest=3))
+        title, pub = draw(_TEXT), draw(w3c_dates(coarsest=1))
         xml.append(
             "<news:news><news:publication><news:name>P</news:name>"
             "<news:language>en</news:language></news:publication>"
             f"{element('news:publication_date', pub)}{element('news:title', title)}</news:news>"
         )
-        news = News("P", "en", pub, title)
+        # the date kept as written (Z as +00:00); the title as the model holds it
+        news = trusted_news("P", "en", zulu(pub), News("P", "en", "2000-01-01", title).title)
     xml.append("</url>")
     # the record: the loc as a URI, the lastmod as written (``Z`` as +00:00 in a W3C value),
     # the priority as its number; the extensions as their model objects build them
@@ -455,29 +456,35 @@ def test_a_loc_that_is_not_a_url_drops_the_entry() -> None:
 
 
 @pytest.mark.parametrize(
-    ("value", "kept", "rule"),
+    ("value", "kept", "finding"),
     [
         ("2024-05-01T10:00:00.250+01:00", "2024-05-01T10:00:00.250+01:00", None),
-        ("2024-05-01T10:00Z", "2024-05-01T10:00:00+00:00", None),
+        ("2024-05-01T10:00Z", "2024-05-01T10:00+00:00", None),
         ("2008-12-23", "2008-12-23", None),
-        ("2024-05", None, "SM302"),
-        ("2024-05-01 10:30", None, "NEWS805"),
-        ("May 1, 2024", None, "NEWS805"),
+        ("2024-05", "2024-05", ("SM302", "warning")),
+        ("2024-05-01 10:30", "2024-05-01 10:30", ("NEWS805", "warning")),
+        ("May 1, 2024", None, ("NEWS805", "error")),
     ],
 )
-def test_a_news_date_keeps_its_fraction_and_what_the_model_cannot_hold_is_one_error(
-    value: str, kept: str | None, rule: str | None
+def test_a_news_date_is_kept_as_written_and_only_what_is_no_date_drops_the_news(
+    value: str, kept: str | None, finding: tuple[str, str] | None
 ) -> None:
-    """A news record holds a date the writer can write (the model's form): one finding for
-    a date it cannot hold, never a warning that it was kept followed by an error."""
+    """A news date is kept as the document wrote it, as a lastmod is (issue #11 §3): a
+    coarse or usable off-spec one with a warning; only a value that is no date drops the
+    news, as an error. The validator keeps the catalogue's severities."""
     news = (
         "<news:news><news:publication><news:name>P</news:name><news:language>en</news:language>"
         f"</news:publication><news:publication_date>{value}</news:publication_date>"
         "<news:title>T</news:title></news:news>"
     )
-    records, findings = read(urlset(f"<url><loc>{U}</loc>{news}</url>"))
-    assert records == [Url(U, news=News("P", "en", kept, "T") if kept else None)]
-    assert [(f.rule, f.severity) for f in findings] == ([(rule, "error")] if rule else [])
+    data = urlset(f"<url><loc>{U}</loc>{news}</url>")
+    records, findings = read(data)
+    assert records == [Url(U, news=trusted_news("P", "en", kept, "T") if kept else None)]
+    assert [(f.rule, f.severity) for f in findings] == ([finding] if finding else [])
+    _, checked = read(data, purpose="validate")
+    assert [f.rule for f in checked] == ([finding[0]] if finding else [])
+    if finding is not None and finding[0] == "NEWS805":
+        assert checked[0].severity == "error"
 
 
 # -- the command: exit 1 only when something was dropped ------------------------------------

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from .model import Alternate, Image, News, SitemapRef, Url, Video
 
-__all__ = ["trusted_image", "trusted_news", "trusted_ref", "trusted_url"]
+__all__ = ["kept_dates", "trusted_image", "trusted_news", "trusted_ref", "trusted_url"]
 
 _new = object.__new__
 
@@ -26,6 +26,11 @@ _URL_SET: Final = _setters(Url)
 _REF_SET: Final = _setters(SitemapRef)
 _IMAGE_SET: Final = _setters(Image)
 _NEWS_SET: Final = _setters(News)
+_VIDEO_DATES: Final = {
+    f.name: Video.__dict__[f.name].__set__
+    for f in dataclasses.fields(Video)
+    if f.name in ("publication_date", "expiration_date")
+}
 
 
 def trusted_url(
@@ -85,3 +90,16 @@ def trusted_image(
     for setter, value in zip(_IMAGE_SET, (loc, caption, geo_location, title, license), strict=True):
         setter(image, value)
     return image
+
+
+def kept_dates(video: Video, dates: dict[str, str]) -> Video:
+    """``video``, just built by a reader, with its dates as the document wrote them
+    (``publication_date``, ``expiration_date``: the model holds only the writer's forms).
+
+    >>> v = Video("https://e.com/t.jpg", "T", "D", "https://e.com/v.mp4")
+    >>> kept_dates(v, {"publication_date": "2024-05"}).publication_date
+    '2024-05'
+    """
+    for name, value in dates.items():
+        _VIDEO_DATES[name](video, value)
+    return video

@@ -285,6 +285,7 @@ class Extensions:
             raw,
             "NEWS805",
             at=found["publication_date"][2],
+            keep=True,  # a coarse or usable off-spec date is kept as written (a warning)
         )
         if when is None:
             return None
@@ -303,15 +304,19 @@ class Extensions:
         language that is usable although off Google's form: kept as written (NEWS804)."""
         language = values["language"]
         kept: InvalidValue | None = None  # the language's refusal, when it is kept all the same
+        checked = when  # the date the model checks: a kept coarse date is not its form
         while True:
             try:
-                news = News(values["name"], values["language"], when, values["title"])
+                news = News(values["name"], values["language"], checked, values["title"])
                 break
             except InvalidValue as exc:
                 item = _NEWS_ITEMS.get(exc.field)
                 if item == "language" and kept is None and _LANGUAGE_TAG.fullmatch(language):
                     kept = exc
                     values["language"] = "en"  # the other values still go through the model
+                    continue
+                if item == "publication_date" and checked == when:
+                    checked = "2000-01-01"  # date() read and reported it; kept as written
                     continue
                 source = pub if item in ("name", "language") else found
                 held = None if item is None else source.get(item)
@@ -324,17 +329,18 @@ class Extensions:
                     lost=True,
                 )
                 return None
-        if kept is None:
+        if kept is None and news.publication_date == when:
             return news
-        self.doc.judge(
-            "NEWS804",
-            f"Invalid <news:language>: {kept.detail}. Kept as written",
-            pub["language"][2],
-            raw,
-            lost=False,  # a usable language tag: en-US, pt-BR, pl_PL
-        )
-        published = cast("str", news.publication_date)  # a built News holds it normalised
-        return trusted_news(news.publication_name, language, published, news.title)
+        if kept is not None:
+            self.doc.judge(
+                "NEWS804",
+                f"Invalid <news:language>: {kept.detail}. Kept as written",
+                pub["language"][2],
+                raw,
+                lost=False,  # a usable language tag: en-US, pt-BR, pl_PL
+            )
+        # the date as the document wrote it (the model would write hh:mm as hh:mm:00)
+        return trusted_news(news.publication_name, language, when, news.title)
 
     def _news_required(
         self,

@@ -14,6 +14,7 @@ from lxml import etree
 
 from .. import limits
 from ..model import VIDEO_FIELDS, InvalidValue, Video, VideoPlatform, VideoRestriction
+from ..trusted import kept_dates
 from .document import Document
 from .value import LEXICAL_NAMES, Fields, date, fields, lexical, optional
 
@@ -148,7 +149,9 @@ def _values(doc: Document, found: Fields, raw: str | None) -> tuple[_Kw, _Lines]
             continue
         lines[name] = found[name][1]
         if name in _DATES:
-            text = date(doc, text, f"video:{name}", lines[name], raw, "VID710", found[name][2])
+            text = date(
+                doc, text, f"video:{name}", lines[name], raw, "VID710", found[name][2], keep=True
+            )
         elif name in LEXICAL_NAMES:
             text = lexical(doc, name, text, lines[name], raw, "video:", found[name][2])
         if text is not None:
@@ -252,10 +255,14 @@ def _build(
     el: etree._Element,
 ) -> Video | None:
     """The model's Video; a refused optional value is dropped, a refused required one (or
-    the whole) skips the video."""
+    the whole) skips the video. Its dates are kept as written (``date()`` read and
+    reported them); the model checks placeholders of its own form."""
+    dates = {d: kw[d] for d in _DATES if d in kw}
+    for d in dates:
+        kw[d] = "2000-01-01"
     while True:
         try:
-            return Video(**kw)  # type: ignore[arg-type]
+            return kept_dates(Video(**kw), dates)  # type: ignore[arg-type]
         except InvalidValue as exc:
             name = exc.field.removeprefix("video.")
             name = "tags" if name == "tag" else name
