@@ -295,3 +295,19 @@ def test_an_error_libxml2_reports_only_at_the_end_loses_nothing() -> None:
     assert len(records) == n
     assert records[-1].loc == f"https://e.com/{n - 1}?a=1&b=2"
     assert _errors(parser.findings)[0] == ("SM004", 3)
+
+
+def test_a_damaged_declaration_is_judged_alike_however_the_bytes_are_split() -> None:
+    """Found by the fuzz test: ``<?xml`` followed by markup is text before the document
+    (SM003) whole; split after ``<?xml`` it was once taken for a declaration (SM004, no
+    record). The prolog decides only once the declaration's name has ended."""
+    data = (
+        b'<?xml</url></url> version="1.0" encod>\n<urlset xmlns="'
+        + SM.encode()
+        + b'"><url><loc>https://e.com/a</loc></url></urlset>\n'
+    )
+    records, findings = _same_every_way(data)
+    assert [r.loc for r in records] == ["https://e.com/a"]
+    assert (findings[0].rule, findings[0].line) == ("SM003", 1)
+    for cut in range(1, 40):
+        assert _read(data, [cut]) == (records, findings), cut

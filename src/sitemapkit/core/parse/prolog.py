@@ -314,7 +314,8 @@ def _starts_xml(buf: bytes) -> bool:
     """Whether ``buf`` (after the byte order mark) starts as a sitemap does: no text can
     come before its declaration or root."""
     rest = buf.removeprefix(_BOM).lstrip(_SPACE)
-    return rest.startswith(b"<?xml") or _ROOT_START.match(rest) is not None
+    # the declaration's name ends where xml_start() sees it end: "<?xml</url>" is junk
+    return _DECL_START.match(rest) is not None or _ROOT_START.match(rest) is not None
 
 
 def kind_of(doc: Document, root: etree._Element) -> Kind:
