@@ -35,6 +35,12 @@ _XML_DECL: Final = re.compile(
 #: a server printed before it (SM003).
 _JUNK_LOOK: Final = 1 << 16
 _DECL_START: Final = re.compile(rb"<\?xml[\s?]")
+_TAG_NAME: Final = re.compile(rb"<([A-Za-z_][\w.:-]*)")
+#: What may come before the root and holds "<name" that is no tag: comments, processing
+#: instructions, CDATA and a DOCTYPE's internal subset.
+_NOT_TAGS: Final = re.compile(
+    rb"<!--.*?-->|<\?.*?\?>|<!\[CDATA\[.*?\]\]>|<!DOCTYPE[^\[>]*(?:\[.*?\])?[^>]*>", re.S
+)
 _ROOT_START: Final = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?(?:urlset|sitemapindex)[\s>/]")
 #: What may come before the root element in a prolog without a declaration.
 _PROLOG_MARKUP: Final = re.compile(
@@ -232,6 +238,10 @@ class Prolog:
             for _event, el in sniff.read_events():
                 root = el
                 break
+            if root is not None and not _first_tag(b"".join(self._head), root):
+                # an error in the root's start tag that libxml2 met only with a later
+                # piece: it hands out a child's start as the first event
+                root, failed = None, True
             if root is not None or failed:
                 return self._open(root, data[i + _SNIFF_STEP :])
         return None
@@ -299,6 +309,17 @@ class Prolog:
                 fatal=doc.settings.strict,  # a warning, yet strict refuses any DTD outright
                 lost=False,  # ignored: nothing in a sitemap needs it
             )
+
+
+def _first_tag(head: bytes, el: etree._Element) -> bool:
+    """Whether ``el`` is the first start tag written in ``head`` (declarations, comments
+    and processing instructions do not start with a name); true when ``head`` shows none
+    as bytes (UTF-16)."""
+    m = _TAG_NAME.search(_NOT_TAGS.sub(b"", head))
+    if m is None:
+        return True  # no tag readable as bytes (UTF-16): libxml2's word stands
+    name = f"{el.prefix}:{split(tag_of(el))[1]}" if el.prefix else split(tag_of(el))[1]
+    return m.group(1).decode("utf-8", "replace") == name
 
 
 def _utf16_markup(buf: bytes) -> bool | None:

@@ -142,8 +142,11 @@ class Repair:
                 continue
             m = _MARK.search(buf, i)
             if m is None:
-                out.append(buf[i:])
-                i = n
+                # a "]" or "]]" at the end may start a "]]>" that the next bytes finish
+                keep = 0 if final else len(buf) - len(buf.rstrip(b"]"))
+                end = max(i, n - min(keep, 2))
+                out.append(buf[i:end])
+                i = end
                 break
             j = m.start()
             out.append(buf[i:j])
