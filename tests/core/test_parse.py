@@ -742,6 +742,7 @@ def test_truncated_document_keeps_records_before_damage() -> None:
     assert records == [Url("https://example.com/a")]
     assert rules(findings) == ["SM004"]
     assert findings[0].message.startswith("The document is not well-formed XML: Premature end")
+    assert "cut off" in findings[0].message and "Escape &" not in findings[0].message
     assert findings[0].line is not None and findings[0].column is not None
 
 

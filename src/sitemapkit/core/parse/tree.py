@@ -623,6 +623,13 @@ class Tree(Reader):
                 f"The document is not well-formed XML: {message}{tail}. "
                 "Sitemaps need no entities other than &amp; &lt; &gt; &quot; &apos;"
             )
+        elif message.startswith("Premature end of data"):
+            rule = "SM004"  # libxml2 says so only at the end of the bytes
+            text = (
+                f"The document is not well-formed XML: {message}{tail}. It ends before "
+                "its elements are closed, as a file cut off by a write or a transfer that "
+                "stopped early: publish it whole (write to a temporary name, then rename)"
+            )
         else:
             rule = "SM004"
             text = (
