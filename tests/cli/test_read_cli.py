@@ -116,6 +116,17 @@ def test_tree_shows_each_sitemap_with_its_status(tmp_path: Path) -> None:
     assert lines[5] == "4 sitemaps, 5 entries"
 
 
+def test_tree_of_one_sitemap_says_it_in_the_singular(tmp_path: Path) -> None:
+    with Site() as site:
+        base = site.url("/")
+        (tmp_path / "sitemap.txt").write_text(f"{base}only\n")
+        (tmp_path / "robots.txt").write_text(f"Sitemap: {base}sitemap.txt\n")
+        site.static(tmp_path)
+        code, out, _ = cli(["read", base, "--format", "tree"])
+    assert code == 0
+    assert out.splitlines()[-1] == "1 sitemap, 1 entry"
+
+
 def test_a_value_read_without_its_entity_exits_1(tmp_path: Path) -> None:
     # issue #11 (corpus dx-xxe): the loc is read without the entity it used; the entity
     # is lost, so the read exits 1 although SM011 is a warning in the catalogue

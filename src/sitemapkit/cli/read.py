@@ -305,6 +305,8 @@ def _pairs(targets: tuple[str, ...], published_at: tuple[str, ...]) -> list[tupl
 
 def _print_tree(report: ReadReport, seen: int) -> None:
     """One line per sitemap, indented under its index: status, entries, bytes, time."""
+    from ..lint.report import plural  # the report's wording; its import only for a tree
+
     tree = report.tree
     if tree is None:  # a local file
         for s in report.sitemaps:
@@ -322,7 +324,7 @@ def _print_tree(report: ReadReport, seen: int) -> None:
             f"{st.bytes:,} bytes  {st.elapsed:.2f} s"
         )
     click.echo(
-        f"{len(tree.sitemaps):,} sitemaps, {seen:,} entries"
+        f"{plural(len(tree.sitemaps), 'sitemap')}, {plural(seen, 'entry', 'entries')}"
         + (f", {len(tree.errors)} failed" if tree.errors else "")
     )
 

@@ -30,7 +30,6 @@ from .model import (
     SitemapRef,
     Url,
     Video,
-    priority_text,
 )
 from .namespace import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
 from .urls import escape
@@ -201,7 +200,7 @@ def url_entry(
     if url.changefreq is not None:
         s += f"<changefreq>{url.changefreq}</changefreq>"
     if url.priority is not None:
-        s += f"<priority>{priority_text(url.priority)}</priority>"
+        s += f"<priority>{decimal_text(url.priority)}</priority>"  # a model's: checked
     ns = 0
     if url.alternates:
         ns |= XHTML

@@ -27,6 +27,7 @@ __all__ = [
     "FailOn",
     "ValidationReport",
     "help_uri",
+    "plural",
     "render_github",
     "render_json",
     "render_junit",
@@ -110,8 +111,13 @@ def _by_file(report: ValidationReport) -> list[tuple[str | None, list[Finding]]]
     return [(name, items) for name, items in groups.items() if items]
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}" if n == 1 else f"{n:,} {word}s"
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``n`` and ``word``, in the plural (``many``, by default ``word + "s"``) unless one.
+
+    >>> plural(1, "sitemap"), plural(2, "entry", "entries")
+    ('1 sitemap', '2 entries')
+    """
+    return f"{n:,} {word}" if n == 1 else f"{n:,} {many or word + 's'}"
 
 
 def _excerpt(text: str, column: int | None) -> str:
@@ -151,9 +157,8 @@ def render_text(report: ValidationReport, *, style: Style | None = None, **_: An
         lines.append(st(f"error: could not read {target}: {error}", fg="red"))
     for note in report.notes:
         lines.append(f"note: {note}")
-    counts = [_plural(report.errors, "error"), _plural(report.warnings, "warning")]
-    head = f"{_plural(len(report.files), 'sitemap')}, {_plural(report.entries, 'entry')}"
-    head = head.replace("entrys", "entries")
+    counts = [plural(report.errors, "error"), plural(report.warnings, "warning")]
+    head = f"{plural(len(report.files), 'sitemap')}, {plural(report.entries, 'entry', 'entries')}"
     if not report.findings and not report.unreadable:
         verdict = st("no problems found", fg="green")
     else:
@@ -452,9 +457,9 @@ def render_github(report: ValidationReport, **_: Any) -> str:
     for target, error in report.unreadable:
         out.append(f"::error title=unreadable::{_gh_data(f'{target}: {error}')}")
     counts = [
-        _plural(len(report.files), "sitemap"),
-        _plural(report.errors, "error"),
-        _plural(report.warnings, "warning"),
+        plural(len(report.files), "sitemap"),
+        plural(report.errors, "error"),
+        plural(report.warnings, "warning"),
     ]
     out.append("sitemapkit: " + ", ".join(counts))
     return "\n".join(out) + "\n"
