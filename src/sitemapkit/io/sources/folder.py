@@ -36,7 +36,8 @@ from urllib.parse import quote
 
 from protego import Protego
 
-from ...core.model import Alternate, Image, InvalidValue, Url
+from ...core.model import Url
+from ...core.outcome import REASONS, Conversion, PageOutcome, listed_url
 from ...core.page import MAX_PAGE_BYTES, read_page
 from ...core.w3cdate import format_lastmod
 from ...errors import InputError, SitemapError
@@ -48,16 +49,6 @@ __all__ = ["LASTMOD_SOURCES", "FolderOptions", "FolderSummary", "write_folder"]
 
 #: Where a page's lastmod may come from, in the default order.
 LASTMOD_SOURCES: Final = ("page", "git", "mtime")
-#: The reasons a file is left out, in the order the summary names them.
-REASONS: Final = (
-    "noindex",
-    "canonical elsewhere",
-    "error page",
-    "disallowed by robots.txt",
-    "hidden",
-    "excluded by --exclude",
-    "this run's output",
-)
 _PAGE_EXT: Final = (".html", ".htm")
 _INDEX: Final = ("index.html", "index.htm")
 # 4xx and 5xx pages as generators write them: 404.html, 500.htm, 404/index.html
@@ -429,19 +420,12 @@ def _lastmod(facts: _Facts, rel: str, sources: tuple[str, ...], git: dict[str, s
 
 
 def _url(facts: _Facts, lastmod: str | None, summary: FolderSummary) -> Url:
-    images = []
-    for src in facts.images:
-        try:
-            images.append(Image(src))
-        except InvalidValue:
-            summary.bad_images += 1
-    alternates = []
-    for lang, href in facts.alternates:
-        try:
-            alternates.append(Alternate(lang, href))
-        except InvalidValue:
-            summary.bad_hreflang += 1
-    return Url(facts.loc, lastmod=lastmod, images=tuple(images), alternates=tuple(alternates))
+    page = PageOutcome(facts.loc, loc=facts.loc, images=facts.images, alternates=facts.alternates)
+    skipped = Conversion()
+    url = listed_url(page, lastmod, skipped)
+    summary.bad_images += skipped.bad_images
+    summary.bad_hreflang += skipped.bad_hreflang
+    return url
 
 
 def write_folder(
