@@ -32,6 +32,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any
+from urllib.parse import unquote
 
 
 @dataclass
@@ -252,8 +253,11 @@ class Site:
 
 
 def _file(root: Path, path: str) -> Reply:
-    """A file under ``root``, typed as http.server's static handler types it."""
-    target = (root / path.split("?", 1)[0].lstrip("/")).resolve()
+    """A file under ``root``, typed as http.server's static handler types it; a folder's
+    URL (ending in ``/``) answers with its ``index.html``; the path is percent-decoded."""
+    target = (root / unquote(path.split("?", 1)[0]).lstrip("/")).resolve()
+    if target.is_dir() and path.split("?", 1)[0].endswith("/"):
+        target = target / "index.html"  # a folder's URL, as static servers answer it
     if not target.is_relative_to(root.resolve()) or not target.is_file():
         return Reply(404, b"not found")
     kind = "application/gzip" if target.suffix == ".gz" else mimetypes.guess_type(target)[0]

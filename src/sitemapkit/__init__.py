@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         SitemapError,
         UnsafeXMLError,
     )
+    from .io.crawler import Crawl, crawl
     from .reader import ReadReport, SourcedRecord, loads, read, read_file
     from .validation import ValidationReport, validate
     from .writer import FileInfo, SitemapWriter, WriteResult
@@ -49,6 +50,7 @@ _ROWS: tuple[tuple[str, str], ...] = (
     ),
     (".core.serialize", "dump dumps"),
     (".errors", "FetchError InputError LimitError ParseError SitemapError UnsafeXMLError"),
+    (".io.crawler", "Crawl crawl"),
     (".reader", "ReadReport SourcedRecord loads read read_file"),
     (".validation", "ValidationReport validate"),
     (".writer", "FileInfo SitemapWriter WriteResult"),
@@ -66,6 +68,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "Alternate",
     "Change",
+    "Crawl",
     "Diff",
     "DiffSummary",
     "FetchError",
@@ -90,6 +93,7 @@ __all__ = [
     "VideoRestriction",
     "WriteResult",
     "__version__",
+    "crawl",
     "diff",
     "dump",
     "dumps",

@@ -10,12 +10,13 @@ them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
 
 from .model import Alternate, Image, InvalidValue, Url
 
-__all__ = ["REASONS", "Conversion", "PageOutcome", "listed_url"]
+__all__ = ["REASONS", "Conversion", "PageOutcome", "left_out_text", "listed_url"]
 
 #: Why a page is left out, in the order a summary names them. A folder uses the first
 #: seven; a crawl the first two and the rest.
@@ -70,6 +71,21 @@ class PageOutcome:
     @property
     def listed(self) -> bool:
         return self.reason is None and self.loc is not None
+
+
+def left_out_text(counts: Mapping[str, int], examples: Mapping[str, str]) -> str:
+    """The pages left out, by reason in the order of :data:`REASONS`, with an example each
+    (a folder's summary and a crawl's say it alike).
+
+    >>> left_out_text({"noindex": 2, "error page": 2}, {"noindex": "a", "error page": "404.html"})
+    '2 noindex (e.g. a), 2 error pages (e.g. 404.html)'
+    """
+    return ", ".join(
+        f"{counts[r]:,} {r}{'s' if r == 'error page' and counts[r] > 1 else ''}"
+        f" (e.g. {examples[r]})"
+        for r in REASONS
+        if counts.get(r)
+    )
 
 
 @dataclass(slots=True)

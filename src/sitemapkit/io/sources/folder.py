@@ -37,7 +37,7 @@ from urllib.parse import quote
 from protego import Protego
 
 from ...core.model import Url
-from ...core.outcome import REASONS, Conversion, PageOutcome, listed_url
+from ...core.outcome import Conversion, PageOutcome, left_out_text, listed_url
 from ...core.page import MAX_PAGE_BYTES, read_page
 from ...core.w3cdate import format_lastmod
 from ...errors import InputError, SitemapError
@@ -104,14 +104,9 @@ class FolderSummary:
     def note(self, where: str) -> str:
         """One line for the run's summary."""
         text = f"{where}: {self.listed:,} pages listed"
-        parts = [
-            f"{self.left_out[r]:,} {r}{'s' if r == 'error page' and self.left_out[r] > 1 else ''}"
-            f" (e.g. {self.examples[r]})"
-            for r in REASONS
-            if r in self.left_out
-        ]
-        if parts:
-            text += "; left out: " + ", ".join(parts)
+        left = left_out_text(self.left_out, self.examples)
+        if left:
+            text += "; left out: " + left
         if self.bad_hreflang:
             text += f"; {self.bad_hreflang:,} hreflang values that are not language codes skipped"
         if self.bad_images:
