@@ -248,3 +248,38 @@ def test_the_spilled_frontier_keeps_its_order() -> None:
     q.close()
     with pytest.raises(ValueError):
         SpillFrontier(limit=0)
+
+
+def test_outcomes_come_in_the_order_of_the_requests_however_answers_overlap(site: Site) -> None:
+    site["/"] = body("".join(f'<a href="/p{i}">.</a>' for i in range(8)))
+    for i in range(8):
+        # the first links answer last: their answers overtake each other
+        site[f"/p{i}"] = Reply(200, f'<a href="/q{i}">.</a>'.encode(), PAGE, delay=0.02 * (8 - i))
+        site[f"/q{i}"] = body("")
+    first, _ = run(site, concurrency=8)
+    expected = ["/", *(f"/p{i}" for i in range(8)), *(f"/q{i}" for i in range(8))]
+    assert list(first) == expected
+
+
+def test_progress_counts_fetched_queued_and_listed(site: Site) -> None:
+    from sitemapkit.cli.crawl import _Progress
+    from sitemapkit.cli.validate import StatusLine
+    from sitemapkit.io.crawler import CrawlProgress
+
+    site["/"] = body("".join(f'<a href="/p{i}">.</a>' for i in range(5)))
+    for i in range(5):
+        site[f"/p{i}"] = body('<meta name="robots" content="noindex">' if i else "")
+    seen: list[CrawlProgress] = []
+    list(sk.crawl(site.url("/"), workers=0, progress=seen.append))
+    assert seen[-1].fetched == 6 and seen[-1].listed == 2 and seen[-1].queued == 0
+    assert max(p.queued for p in seen) >= 5
+    assert [p.fetched for p in seen] == sorted(p.fetched for p in seen)
+
+    shown: list[str] = []
+
+    class Line(StatusLine):
+        def show(self, text: str, *, now: bool = False) -> None:
+            shown.append(text)
+
+    _Progress(Line()).update(CrawlProgress(fetched=300, queued=12, listed=250, elapsed=2.0))
+    assert shown == ["crawled 300 pages, 12 queued, 250 listed (150 pages/s)"]

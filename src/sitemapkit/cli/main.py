@@ -30,6 +30,7 @@ def report_error(exc: SitemapError) -> int:
 #: The subcommands, imported only when used (the command starts in ~0.1 s).
 _COMMANDS = {
     "write": ("write", "write"),
+    "crawl": ("crawl", "crawl_cmd"),
     "read": ("read", "read_cmd"),
     "validate": ("validate", "validate_cmd"),
     "report": ("report", "report_cmd"),

@@ -76,4 +76,52 @@ def file(
     return click.option(*names, type=kind, metavar=metavar, help=help)
 
 
-__all__ = ["choice", "count", "file", "folder", "seconds"]
+def publishing(f: F) -> F:
+    """The options of how sitemaps are written and published that ``write`` and ``crawl``
+    share (the writer's settings; the inputs' own options are each command's)."""
+    from ..core.limits import MAX_BYTES, MAX_URLS
+
+    decorators = (
+        click.option(
+            "--gzip/--no-gzip", default=False, help="Write .xml.gz shards (reproducible)."
+        ),
+        count("--max-urls", low=1, high=MAX_URLS, default=MAX_URLS, help="URLs per sitemap file."),
+        count(
+            "--max-bytes",
+            low=1,
+            high=MAX_BYTES,
+            default=MAX_BYTES,
+            help="Uncompressed bytes per sitemap file.",
+        ),
+        choice(
+            "--index",
+            choices=["auto", "always", "never"],
+            default="auto",
+            help="auto: an index only when there is more than one file.",
+        ),
+        click.option("--stylesheet", metavar="URL", help="Add an <?xml-stylesheet?> for browsers."),
+        click.option("--name", default="sitemap", show_default=True, help="File name prefix."),
+        file(
+            "--state",
+            "state",
+            help="SQLite state file for incremental runs: true lastmod, stable shards.",
+        ),
+        click.option(
+            "--no-location-check",
+            is_flag=True,
+            help="Allow URLs outside --base-url (cross-submission via robots.txt).",
+        ),
+        click.option(
+            "--validate",
+            "validate_output",
+            is_flag=True,
+            help="Validate the written files (every offline rule, the XSD) before publishing; "
+            "publish nothing if they have errors.",
+        ),
+    )
+    for decorate in reversed(decorators):
+        f = decorate(f)
+    return f
+
+
+__all__ = ["choice", "count", "file", "folder", "publishing", "seconds"]

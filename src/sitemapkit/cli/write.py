@@ -11,7 +11,6 @@ from pathlib import Path
 import click
 
 from .. import Finding, InputError, SitemapWriter, WriteResult
-from ..core.limits import MAX_BYTES, MAX_URLS
 from ..io.sources import write_inputs
 from ..io.sources.folder import LASTMOD_SOURCES, FolderOptions
 from . import option
@@ -26,7 +25,7 @@ def _size(n: int) -> str:
     raise AssertionError
 
 
-def _print_table(result: WriteResult, gzip: bool, elapsed: float) -> None:
+def print_table(result: WriteResult, gzip: bool, elapsed: float) -> None:
     tty = sys.stdout.isatty()
     rows: list[tuple[str, ...]] = [
         (f.name, f.kind, f"{f.entries:,}", f"{f.bytes:,}", f"{f.stored_bytes:,}" if gzip else "-")
@@ -79,21 +78,6 @@ def _print_table(result: WriteResult, gzip: bool, elapsed: float) -> None:
     required=True,
     help="URL at which the output folder is served, e.g. https://example.com/.",
 )
-@click.option("--gzip/--no-gzip", default=False, help="Write .xml.gz shards (reproducible).")
-@option.count("--max-urls", low=1, high=MAX_URLS, default=MAX_URLS, help="URLs per sitemap file.")
-@option.count(
-    "--max-bytes",
-    low=1,
-    high=MAX_BYTES,
-    default=MAX_BYTES,
-    help="Uncompressed bytes per sitemap file.",
-)
-@option.choice(
-    "--index",
-    choices=["auto", "always", "never"],
-    default="auto",
-    help="auto: an index only when there is more than one file.",
-)
 @option.choice(
     "--format",
     "fmt",
@@ -101,22 +85,11 @@ def _print_table(result: WriteResult, gzip: bool, elapsed: float) -> None:
     default="xml",
     help="XML sitemaps or text sitemaps (one URL per line).",
 )
-@click.option("--stylesheet", metavar="URL", help="Add an <?xml-stylesheet?> for browsers.")
-@click.option("--name", default="sitemap", show_default=True, help="File name prefix.")
-@option.file(
-    "--state",
-    "state",
-    help="SQLite state file for incremental runs: true lastmod, stable shards.",
-)
+@option.publishing
 @option.folder(
     "--content-from",
     exists=True,
     help="With --state: the built site; a page's file hash tells when it changed.",
-)
-@click.option(
-    "--no-location-check",
-    is_flag=True,
-    help="Allow URLs outside --base-url (cross-submission via robots.txt).",
 )
 @click.option(
     "--clean-urls",
@@ -146,13 +119,6 @@ def _print_table(result: WriteResult, gzip: bool, elapsed: float) -> None:
     "--strict-columns",
     is_flag=True,
     help="CSV input: refuse columns that are not sitemap fields (else they are ignored).",
-)
-@click.option(
-    "--validate",
-    "validate_output",
-    is_flag=True,
-    help="Validate the written files (every offline rule, the XSD) before publishing; "
-    "publish nothing if they have errors.",
 )
 def write(
     inputs: tuple[str, ...],
@@ -204,8 +170,54 @@ def write(
     """
     status = StatusLine.on_terminal() if validate_output else None
     folder = _folder_options(clean_urls, include, exclude, lastmod_from, out, name)
+    writer = new_writer(
+        out,
+        base_url,
+        fmt,
+        status,
+        content_from=content_from,
+        gzip=gzip,
+        max_urls=max_urls,
+        max_bytes=max_bytes,
+        index=index,
+        stylesheet=stylesheet,
+        name=name,
+        state=state,
+        no_location_check=no_location_check,
+        validate_output=validate_output,
+    )
+    start = time.perf_counter()
     try:
-        writer = SitemapWriter(
+        with writer:
+            notes = _write_all(writer, inputs, start, folder, strict_columns)
+    finally:
+        if status is not None:
+            status.clear()
+    result = writer.result
+    print_table(result, gzip, time.perf_counter() - start)
+    print_notes(result, notes)
+
+
+def new_writer(
+    out: str,
+    base_url: str,
+    fmt: str,
+    status: StatusLine | None,
+    *,
+    content_from: str | None = None,
+    gzip: bool,
+    max_urls: int,
+    max_bytes: int,
+    index: str,
+    stylesheet: str | None,
+    name: str,
+    state: str | None,
+    no_location_check: bool,
+    validate_output: bool,
+) -> SitemapWriter:
+    """The writer of the options of :func:`~.option.publishing` (``write`` and ``crawl``)."""
+    try:
+        return SitemapWriter(
             out,
             base_url=base_url,
             gzip=gzip,
@@ -222,16 +234,6 @@ def write(
         )
     except ValueError as exc:
         raise click.BadParameter(str(exc)) from None
-    start = time.perf_counter()
-    try:
-        with writer:
-            notes = _write_all(writer, inputs, start, folder, strict_columns)
-    finally:
-        if status is not None:
-            status.clear()
-    result = writer.result
-    _print_table(result, gzip, time.perf_counter() - start)
-    _print_notes(result, notes)
 
 
 def _folder_options(
@@ -292,7 +294,7 @@ def _write_all(
         )
 
 
-def _print_notes(result: WriteResult, notes: list[str]) -> None:
+def print_notes(result: WriteResult, notes: list[str]) -> None:
     """Notes and warnings on stderr; the changes of an incremental run on stdout."""
     for note in [*notes, *result.notes]:
         click.echo(f"sitemapkit: note: {note}", err=True)
@@ -351,4 +353,4 @@ def _validator(base_url: str, status: StatusLine | None) -> Callable[[Path], lis
     return check
 
 
-__all__ = ["InputError", "write"]
+__all__ = ["InputError", "new_writer", "print_notes", "print_table", "write"]

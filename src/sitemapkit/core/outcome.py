@@ -95,6 +95,15 @@ class Conversion:
     bad_images: int = 0
     bad_hreflang: int = 0
 
+    def texts(self) -> list[str]:
+        """What was skipped, for a run's summary (nothing when nothing was)."""
+        out = []
+        if self.bad_hreflang:
+            out.append(f"{self.bad_hreflang:,} hreflang values that are not language codes skipped")
+        if self.bad_images:
+            out.append(f"{self.bad_images:,} image URLs that a sitemap cannot carry skipped")
+        return out
+
 
 def listed_url(outcome: PageOutcome, lastmod: str | None, skipped: Conversion) -> Url:
     """The sitemap entry of a listed page, with ``lastmod``; image URLs and hreflang

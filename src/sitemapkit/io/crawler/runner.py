@@ -95,15 +95,22 @@ class CrawlRunner:
                 await self.client.aclose()
 
     async def outcomes(self) -> AsyncIterator[list[PageOutcome]]:
-        """The outcomes as they are judged, in batches; the crawl ends with the iteration."""
+        """The outcomes as they are judged, in batches; the crawl ends with the iteration.
+
+        Answers reach the flow in the order of their requests, however the fetches
+        overlap: what the flow queues, and so the output, is the same from run to run.
+        """
         flow = self.flow
-        tasks: set[asyncio.Task[None]] = set()
+        tasks: dict[asyncio.Task[PageAnswer], int] = {}
+        answers: dict[int, PageAnswer] = {}  # answered ahead of their turn
+        sent = turn = 0
         start = self._now()
         try:
             while True:
-                room = self.opts.concurrency * 2 - len(tasks)
+                room = self.opts.concurrency * 2 - len(tasks) - len(answers)
                 for req in flow.next_requests(max(room, 0)):
-                    tasks.add(asyncio.create_task(self._page(req)))
+                    tasks[asyncio.create_task(self._answer(req))] = sent
+                    sent += 1
                 batch = flow.take()
                 if batch:
                     yield batch
@@ -117,24 +124,24 @@ class CrawlRunner:
                     return
                 done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
                 for task in done:
-                    tasks.discard(task)
-                    task.result()  # a bug in _page: let it out
+                    answers[tasks.pop(task)] = task.result()  # an exception: a bug, let out
+                while turn in answers:
+                    flow.on_answer(answers.pop(turn))
+                    turn += 1
         finally:
             for task in tasks:
                 task.cancel()
             if tasks:
                 await asyncio.gather(*tasks, return_exceptions=True)
 
-    # -- one page ---------------------------------------------------------------------
-
-    async def _page(self, req: PageRequest) -> None:
-        try:
-            answer = await self._answer(req)
-        except FetchError as exc:
-            answer = PageAnswer(req, None, error=exc.message)
-        self.flow.on_answer(answer)
-
     async def _answer(self, req: PageRequest) -> PageAnswer:
+        """How ``req`` ended: its answer, or a failed fetch's."""
+        try:
+            return await self._answer_within(req)
+        except FetchError as exc:
+            return PageAnswer(req, None, error=exc.message)
+
+    async def _answer_within(self, req: PageRequest) -> PageAnswer:
         deadline = self._now() + self.opts.max_page_time
         attempt = 0
         while True:

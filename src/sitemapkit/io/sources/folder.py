@@ -107,10 +107,8 @@ class FolderSummary:
         left = left_out_text(self.left_out, self.examples)
         if left:
             text += "; left out: " + left
-        if self.bad_hreflang:
-            text += f"; {self.bad_hreflang:,} hreflang values that are not language codes skipped"
-        if self.bad_images:
-            text += f"; {self.bad_images:,} image URLs that a sitemap cannot carry skipped"
+        for skipped in Conversion(self.bad_images, self.bad_hreflang).texts():
+            text += f"; {skipped}"
         return text
 
 
