@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from .lazy import names
 
 if TYPE_CHECKING:
+    from .auditing import audit
     from .changes import Change, Diff, DiffSummary, diff
     from .core.finding import Finding
     from .core.model import (
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
         SitemapError,
         UnsafeXMLError,
     )
+    from .lint.audit import AuditReport
     from .reader import ReadReport, SourcedRecord, loads, read, read_file
     from .validation import ValidationReport, validate
     from .writer import FileInfo, SitemapWriter, WriteResult
@@ -41,6 +43,7 @@ __version__ = "0.1.0"
 
 # Where each public name is defined: one row per module, as in the imports above.
 _ROWS: tuple[tuple[str, str], ...] = (
+    (".auditing", "audit"),
     (".changes", "Change Diff DiffSummary diff"),
     (".core.finding", "Finding"),
     (
@@ -48,6 +51,7 @@ _ROWS: tuple[tuple[str, str], ...] = (
         "Alternate Image InvalidValue News SitemapRef Url Video VideoPlatform VideoRestriction",
     ),
     (".core.serialize", "dump dumps"),
+    (".lint.audit", "AuditReport"),
     (".errors", "FetchError InputError LimitError ParseError SitemapError UnsafeXMLError"),
     (".reader", "ReadReport SourcedRecord loads read read_file"),
     (".validation", "ValidationReport validate"),
@@ -65,6 +69,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Alternate",
+    "AuditReport",
     "Change",
     "Diff",
     "DiffSummary",
@@ -90,6 +95,7 @@ __all__ = [
     "VideoRestriction",
     "WriteResult",
     "__version__",
+    "audit",
     "diff",
     "dump",
     "dumps",

@@ -1,0 +1,105 @@
+"""cli: ``sitemapkit audit``: a site's pages held against its sitemaps (AUD001-AUD004, SM217)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .. import audit
+from ..io.sources.folder import FolderOptions
+from ..render import SetStats, gather, render_html
+from .robots import write_atomically
+from .status import EXIT_INPUT, EXIT_UNREADABLE, Exit
+from .validate import _emit, repository_url, validate_cmd
+
+#: ``validate``'s options that mean the same here.
+_SHARED = [
+    p
+    for p in validate_cmd.params
+    if p.name in ("fmt", "select", "ignore", "fail_on", "max_findings", "output")
+]
+
+
+@click.command("audit", params=list(_SHARED))
+@click.argument("target", metavar="TARGET")
+@click.option(
+    "--base-url",
+    metavar="URL",
+    help="The URL a build folder is served at (required for a folder).",
+)
+@click.option(
+    "--clean-urls",
+    is_flag=True,
+    help="Folder: pages are served without .html (about.html at …/about), as `write` lists them.",
+)
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="GLOB",
+    help="Folder: leave these files or folders out, as `write` does (repeatable).",
+)
+@click.option(
+    "--html",
+    "html",
+    type=click.Path(dir_okay=False, writable=True),
+    metavar="FILE",
+    help="Also write the report page, with the coverage chart (as `report --audit`).",
+)
+def audit_cmd(
+    target: str,
+    base_url: str | None,
+    clean_urls: bool,
+    exclude: tuple[str, ...],
+    html: str | None,
+    **opts: Any,
+) -> None:
+    """Hold a site's pages against its sitemaps: which indexable pages no sitemap lists
+    (AUD001), which listed URLs no link reaches (AUD002), which listed URLs are not
+    indexable and why (SM217), lastmods that drift from the page (AUD003), and URLs
+    listed in several sitemaps (AUD004).
+
+    \b
+    Examples:
+      sitemapkit audit public/ --base-url https://example.com/
+      sitemapkit audit public/ --base-url https://example.com/ --format json
+      sitemapkit audit public/ --base-url https://example.com/ --html audit.html
+      sitemapkit audit https://example.com/
+
+    TARGET is a build folder served at --base-url (offline: the sitemaps its robots.txt
+    names, else its sitemap*.xml* files, and its pages as `write` reads them) or a site
+    URL (its sitemaps through discovery, its pages crawled).
+
+    Exit codes as validate's: 0 no finding at or above --fail-on; 1 findings at or
+    above it; 2 usage error; 3 the target could not be read, or led to no sitemap.
+    """
+    if html is not None and not Path(html).resolve().parent.is_dir():
+        raise click.BadParameter(f"no folder to write {html!r} in", param_hint="--html")
+    try:
+        report = audit(
+            target,
+            base_url=base_url,
+            select=list(opts["select"]) if opts["select"] else None,
+            ignore=opts["ignore"],
+            max_findings=opts["max_findings"],
+            folder=FolderOptions(clean_urls=clean_urls, exclude=exclude),
+        )
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    _emit(report, opts["fmt"], opts["fail_on"], opts["output"])
+    if html is not None:
+        stats = SetStats()
+        gather(report, stats)
+        page = render_html(report, stats, title=f"audit of {target}", repository=repository_url())
+        try:
+            write_atomically(Path(html), page.encode("utf-8"))
+        except OSError as exc:
+            raise click.FileError(html, hint=exc.strerror or str(exc)) from None
+    if report.unreadable:
+        raise Exit(EXIT_UNREADABLE)
+    if report.failed(opts["fail_on"]):
+        raise Exit(EXIT_INPUT)
+
+
+__all__ = ["audit_cmd"]
