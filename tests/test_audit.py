@@ -201,9 +201,9 @@ def test_a_folder_without_sitemaps_says_so_and_exits_3(tmp_path: Path) -> None:
     code, out, err = cli(["audit", str(root), "--base-url", B])
     assert code == 3 and "no sitemap: no robots.txt with Sitemap: lines" in out
     code, _, err = cli(["audit", str(root)])
-    assert code == 2 and "base_url" in err
-    code, _, err = cli(["audit", str(tmp_path / "nothing"), "--base-url", B])
-    assert code == 1 and "not a folder" in err and "Traceback" not in err
+    assert code == 2 and "give --base-url" in err
+    code, out, err = cli(["audit", str(tmp_path / "nothing"), "--base-url", B])
+    assert code == 3 and "no such folder" in out and "Traceback" not in err
 
 
 def test_json_has_validates_shape_and_exit_codes_follow_fail_on(tmp_path: Path) -> None:

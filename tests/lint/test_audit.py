@@ -8,9 +8,12 @@ and the memory the listed URLs take.
 
 from __future__ import annotations
 
+import gzip
 import tracemalloc
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from sitemapkit.core.outcome import PageOutcome
 from sitemapkit.lint.audit import Audit
@@ -255,3 +258,45 @@ def test_read_listing_places_each_entry_at_its_loc() -> None:
 def test_read_listing_of_a_document_that_cannot_be_read() -> None:
     listing = read_listing(b"<html><body>not a sitemap</body></html>", "s.xml")
     assert listing.error is not None and "HTML" in listing.error and listing.entries == []
+
+
+_SPACE = st.sampled_from(["", " ", "\n", "\t", "\n  ", "\r\n"])
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["/a", "/b", "/caf\u00e9", "/x?q=1&amp;r=2"]),
+            _SPACE,
+            _SPACE,
+            st.booleans(),
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.booleans(),
+)
+def test_every_entry_is_placed_at_its_own_loc(
+    rows: list[tuple[str, str, str, bool]], gz: bool
+) -> None:
+    """However entries are spaced and repeated, each entry's line and column point at the
+    "<loc>" of that entry in the text, in document order (gzip or not)."""
+    parts = [
+        '<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+    ]
+    for path, before, inside, dated in rows:
+        lastmod = "<lastmod>2024-05-01</lastmod>" if dated else ""
+        parts.append(f"{before}<url>{inside}{lastmod}<loc>{B}{path}</loc></url>")
+    text = "".join(parts) + "\n</urlset>\n"
+    data = text.encode()
+    got = read_listing(gzip.compress(data) if gz else data, "s.xml").entries
+    assert len(got) == len(rows)
+    lines = data.decode().split("\n")
+    for entry, (path, _, _, dated) in zip(got, rows, strict=True):
+        assert entry.line is not None and entry.column is not None
+        at = lines[entry.line - 1][entry.column - 1 :]
+        assert at.startswith(f"<loc>{B}{path}</loc>")
+        assert entry.lastmod == ("2024-05-01" if dated else None)
+    places = [(e.line, e.column) for e in got]
+    assert places == sorted(places) and len(set(places)) == len(places)  # type: ignore[type-var]

@@ -68,7 +68,7 @@ def audit(
         done: Audit = audit_site(text, report, crawl=dict(crawl or {}))
     else:
         if not base_url:
-            raise ValueError("a folder is audited at the URL it is served at: give base_url")
+            raise ValueError("a folder is audited at the URL it is served at: give --base-url")
         from .folder import audit_folder
 
         done = audit_folder(text, base_url, report, options=folder)

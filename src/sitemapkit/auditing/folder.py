@@ -90,13 +90,15 @@ def audit_folder(
     """Audit the build folder ``root`` served at ``base_url``: its sitemaps, then its
     pages; the findings go to ``report``."""
     folder = Path(root)
-    if not folder.is_dir():
-        raise InputError(f"not a folder: {str(folder)!r}")
     base = base_url if base_url.endswith("/") else base_url + "/"
     docs = _FolderSet(folder, base)
     pages = FolderPages(folder, base, options)
     # a listed URL stands for the page it lands on, as the pages' links do
     audit = Audit(start=base, links_reach=True, lands=pages.lands)
+    if not folder.is_dir():
+        what = "not a folder" if folder.exists() else "no such folder"
+        report.unreadable.append((str(folder), f"{what}: a build folder is audited"))
+        return audit
     first = docs.first(report)
     if not first and not report.not_checked:
         report.unreadable.append(

@@ -9,10 +9,9 @@ import click
 
 from .. import audit
 from ..io.sources.folder import FolderOptions
-from ..render import SetStats, gather, render_html
-from .robots import write_atomically
-from .status import EXIT_INPUT, EXIT_UNREADABLE, Exit
-from .validate import _emit, repository_url, validate_cmd
+from ..render import SetStats, gather
+from .report import end, write_page
+from .validate import _emit, validate_cmd
 
 #: ``validate``'s options that mean the same here.
 _SHARED = [
@@ -91,15 +90,8 @@ def audit_cmd(
     if html is not None:
         stats = SetStats()
         gather(report, stats)
-        page = render_html(report, stats, title=f"audit of {target}", repository=repository_url())
-        try:
-            write_atomically(Path(html), page.encode("utf-8"))
-        except OSError as exc:
-            raise click.FileError(html, hint=exc.strerror or str(exc)) from None
-    if report.unreadable:
-        raise Exit(EXIT_UNREADABLE)
-    if report.failed(opts["fail_on"]):
-        raise Exit(EXIT_INPUT)
+        write_page(html, report, stats, title=f"audit of {target}")
+    end(report, opts["fail_on"])
 
 
 __all__ = ["audit_cmd"]

@@ -20,8 +20,9 @@ listed URLs to request, :meth:`Audit.listed`), then the pages one by one:
   a page it found by links links to it; in a folder (``links_reach``), when another
   page of the folder links to it. The start page is reached.
 
-Memory stays near 40 bytes a listed URL plus its text: the entries live in flat arrays
-(hash, sitemap, line, column, flags, an arena of their text), with no object per URL;
+Memory stays near 60 bytes a listed URL plus its text (115 bytes measured for 1,000,000
+URLs of 52 characters with their lastmod): the entries live in flat arrays (hash,
+sitemap, line, column, lastmod, flags, an arena of their text), with no object per URL;
 which sitemap first listed a URL is :class:`~.checks.hashindex.HashIndex`'s. Pages are
 not held at all.
 """
@@ -31,6 +32,7 @@ from __future__ import annotations
 import datetime as dt
 from array import array
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -42,7 +44,7 @@ from ..core.urls import normalize
 from ..core.w3cdate import instant
 from .checks.hashindex import HashIndex
 from .listing import Listed
-from .report import ValidationReport
+from .report import ValidationReport, sort_findings
 
 __all__ = ["DECIDED", "EARLIER", "LATER", "NOT_INDEXABLE", "Audit", "AuditReport", "Coverage"]
 
@@ -116,6 +118,32 @@ class AuditReport(ValidationReport):
         out = ValidationReport.summary(self)
         out["pages"] = self.coverage.summary()
         return out
+
+    @classmethod
+    def joined(cls, validated: ValidationReport, audited: AuditReport) -> AuditReport:
+        """One report of a validation and an audit of the same set (``report --audit``):
+        both findings, by sitemap, line and column; the validation's documents and
+        entries; the audit's coverage."""
+        files = [*validated.files, *(f for f in audited.files if f not in validated.files)]
+        omitted = Counter(validated.omitted)
+        omitted.update(audited.omitted)
+        return cls(
+            findings=sort_findings([*validated.findings, *audited.findings], files),
+            files=files,
+            entries=validated.entries,
+            not_checked=_union(validated.not_checked, audited.not_checked),
+            unreadable=_union(validated.unreadable, audited.unreadable),
+            notes=[*validated.notes, *audited.notes],
+            excerpts=validated.excerpts,
+            omitted=dict(sorted(omitted.items())),
+            coverage=audited.coverage,
+        )
+
+
+def _union(a: list[tuple[str, str]], b: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """``a``, then what ``b`` says of the documents ``a`` does not name."""
+    named = {name for name, _ in a}
+    return [*a, *(item for item in b if item[0] not in named)]
 
 
 class Audit:

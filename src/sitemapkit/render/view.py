@@ -89,8 +89,8 @@ class Page:
     omitted: dict[str, int]
     rules: list[tuple[str, str, str, str]]  # id, slug, summary, link
     notes: list[str] = field(default_factory=list)
-    #: An audit's coverage: listed ∩ crawled, listed only, crawled only (else ``None``).
-    coverage: Chart | None = None
+    #: The page of an audit (its first chart is the coverage).
+    audit: bool = False
 
 
 def build_page(
@@ -115,22 +115,22 @@ def build_page(
     notes += report.notes
     audit = report.coverage if isinstance(report, AuditReport) else None
     tiles = _tiles(report, stats)
+    charts = _charts(report, stats)
     if audit is not None:
-        tiles.append(
-            Tile("pages crawled", f"{audit.pages:,}", f"{audit.indexable:,} indexable", "")
-        )
+        tiles.append(Tile("pages crawled", f"{audit.pages:,}", f"{audit.indexable:,} indexable"))
+        charts.insert(0, coverage_chart(audit))
     return Page(
         title=title,
         tiles=tiles,
         tree=tree[:MAX_TREE],
         tree_more=max(len(tree) - MAX_TREE, 0),
-        charts=_charts(report, stats),
+        charts=charts,
         findings=table,
         hidden=hidden,
         omitted=dict(sorted(report.omitted.items())),
         rules=[(rid, _slug(rid), _summary(rid), links[rid]) for rid in ids],
         notes=notes,
-        coverage=coverage_chart(audit) if audit is not None else None,
+        audit=audit is not None,
     )
 
 
@@ -139,10 +139,10 @@ def coverage_chart(c: Coverage) -> Chart:
 
     >>> chart = coverage_chart(Coverage(pages=5, listed=4, both=3, found_only=2))
     >>> [b.title for b in chart.bars]
-    ['listed ∩ crawled: 3 both', 'listed only: 1 listed', 'crawled only: 2 crawled']
+    ['listed∩crawled: 3 both', 'listed only: 1 listed', 'crawled only: 2 crawled']
     """
-    items = [
-        ("listed ∩ crawled", [("both", c.both)]),
+    items = [  # labels of at most 14 characters: the row chart's room
+        ("listed∩crawled", [("both", c.both)]),
         ("listed only", [("listed", c.listed_only)]),
         ("crawled only", [("crawled", c.found_only)]),
     ]
