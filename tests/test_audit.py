@@ -190,6 +190,16 @@ def test_sitemaps_are_those_robots_txt_names_else_the_top_sitemap_files(tmp_path
     assert named.files == [str(root / "other.xml")]
     assert named.not_checked[0][0] == "https://elsewhere.example/s.xml"
     assert "not a file of the folder" in named.not_checked[0][1]
+    # robots.txt names only sitemaps the folder does not hold: nothing to audit against
+    (root / "robots.txt").write_text("Sitemap: https://elsewhere.example/s.xml\n")
+    none = sk.audit(root, base_url=B)
+    assert none.files == [] and none.findings == []
+    assert none.unreadable == [(str(root), "no sitemap of the folder could be read")]
+    # a sitemap that is not one: unreadable, with the reader's reason
+    (root / "robots.txt").write_text(f"Sitemap: {B}/other.xml\n")
+    (root / "other.xml").write_text("<html><body>oops</body></html>")
+    broken = sk.audit(root, base_url=B)
+    assert broken.unreadable[0][0] == str(root / "other.xml") and broken.findings == []
 
 
 def test_a_folder_without_sitemaps_says_so_and_exits_3(tmp_path: Path) -> None:

@@ -100,17 +100,18 @@ def audit_folder(
         report.unreadable.append((str(folder), f"{what}: a build folder is audited"))
         return audit
     first = docs.first(report)
-    if not first and not report.not_checked:
-        report.unreadable.append(
-            (
-                str(folder),
-                "no sitemap: no robots.txt with Sitemap: lines and no sitemap*.xml* at the "
-                "top of the folder (write one with `sitemapkit write`)",
-            )
-        )
-        return audit
     for listing in iter_listings(docs, first, report):
         report.findings += audit.add_sitemap(listing.entries)
+    if not report.files:  # nothing to hold the pages against
+        why = (
+            "no sitemap of the folder could be read"
+            if first or report.not_checked
+            else "no sitemap: no robots.txt with Sitemap: lines and no sitemap*.xml* at the "
+            "top of the folder (write one with `sitemapkit write`)"
+        )
+        if not report.unreadable:
+            report.unreadable.append((str(folder), why))
+        return audit
     for page in pages.outcomes():
         report.findings += audit.add(page)
     for url in audit.unseen():
