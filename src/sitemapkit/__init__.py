@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from .lazy import names
 
 if TYPE_CHECKING:
+    from .auditing import audit
     from .changes import Change, Diff, DiffSummary, diff
     from .core.finding import Finding
     from .core.model import (
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
         UnsafeXMLError,
     )
     from .io.crawler import Crawl, crawl
+    from .lint.audit import AuditReport
     from .reader import ReadReport, SourcedRecord, loads, read, read_file
     from .validation import ValidationReport, validate
     from .writer import FileInfo, SitemapWriter, WriteResult
@@ -42,6 +44,7 @@ __version__ = "0.1.0"
 
 # Where each public name is defined: one row per module, as in the imports above.
 _ROWS: tuple[tuple[str, str], ...] = (
+    (".auditing", "audit"),
     (".changes", "Change Diff DiffSummary diff"),
     (".core.finding", "Finding"),
     (
@@ -49,6 +52,7 @@ _ROWS: tuple[tuple[str, str], ...] = (
         "Alternate Image InvalidValue News SitemapRef Url Video VideoPlatform VideoRestriction",
     ),
     (".core.serialize", "dump dumps"),
+    (".lint.audit", "AuditReport"),
     (".errors", "FetchError InputError LimitError ParseError SitemapError UnsafeXMLError"),
     (".io.crawler", "Crawl crawl"),
     (".reader", "ReadReport SourcedRecord loads read read_file"),
@@ -67,6 +71,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Alternate",
+    "AuditReport",
     "Change",
     "Crawl",
     "Diff",
@@ -93,6 +98,7 @@ __all__ = [
     "VideoRestriction",
     "WriteResult",
     "__version__",
+    "audit",
     "crawl",
     "diff",
     "dump",

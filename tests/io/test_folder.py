@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import sitemapkit as sk
+from sitemapkit.core.outcome import PageOutcome
 from sitemapkit.io.sources import folder as folder_source
 from sitemapkit.io.sources import write_inputs
 from sitemapkit.io.sources.folder import FolderOptions, FolderSummary, write_folder
@@ -505,3 +506,95 @@ def test_a_page_whose_url_a_sitemap_cannot_carry_is_an_error_naming_it(tmp_path:
     assert info.value.where == str(site / deep / "long.html")
     assert "sitemaps.org requires fewer than 2,048" in info.value.message
     assert not (tmp_path / "out").exists()
+
+
+# -- pages as outcomes, with links (for an audit) --------------------------------------------
+
+
+def _outcomes(root: Path, **options: object) -> dict[str, PageOutcome]:
+    opts = FolderOptions(**options)  # type: ignore[arg-type]
+    pages = folder_source.FolderPages(root, BASE, opts)
+    return {o.url: o for o in pages.outcomes()}
+
+
+def test_folder_pages_give_every_page_and_every_reason_with_links(tmp_path: Path) -> None:
+    site = build(
+        tmp_path / "site",
+        {
+            "index.html": page(
+                '<a href="/a">a</a> <a href="docs/">docs</a> <a href="/x.pdf">x</a>'
+            ),
+            "a.html": page(head='<meta property="article:modified_time" content="2024-05-01">'),
+            "b.html": page('<a href="/">home</a>', '<link rel="canonical" href="/a.html">'),
+            "d.html": page('<a href="/a.html">a</a>', '<meta name="robots" content="noindex">'),
+            "docs/index.html": page('<a href="../missing.html">gone</a>'),
+            "404.html": page(),
+            "private/p.html": page(),
+            ".hidden.html": page(),
+            "x.pdf": "%PDF-1.4",
+            "robots.txt": "User-agent: *\nDisallow: /private/\n",
+        },
+    )
+    got = _outcomes(site)
+    assert sorted(got) == [
+        BASE + p for p in ("", "404.html", "a.html", "b.html", "d.html", "docs/", "private/p.html")
+    ]
+    home = got[BASE]
+    # links land on the page a static server answers: /a is a.html, /x.pdf no page
+    assert home.listed and home.links == (BASE + "a.html", BASE + "docs/", BASE + "x.pdf")
+    assert got[BASE + "a.html"].modified == "2024-05-01" and got[BASE + "a.html"].links == ()
+    b, d = got[BASE + "b.html"], got[BASE + "d.html"]
+    assert (b.reason, b.detail, b.links) == ("canonical elsewhere", BASE + "a.html", (BASE,))
+    assert (d.reason, d.links) == ("noindex", (BASE + "a.html",))  # a noindex page's links count
+    assert got[BASE + "docs/"].links == (BASE + "missing.html",)
+    assert (got[BASE + "404.html"].reason, got[BASE + "404.html"].detail) == (
+        "error page",
+        "404.html",
+    )
+    assert got[BASE + "private/p.html"].reason == "disallowed by robots.txt"
+    assert all(o.status is None and o.depth is None for o in got.values())
+
+
+def test_folder_pages_judge_a_url_as_a_static_server_answers_it(tmp_path: Path) -> None:
+    site = build(
+        tmp_path / "site",
+        {
+            "index.html": page(),
+            "about.html": page(),
+            "blog/index.html": page(head='<meta name="robots" content="noindex">'),
+            ".drafts/x.html": page(),
+            "files/a.pdf": "%PDF",
+            "404.html": page(),
+        },
+    )
+    pages = folder_source.FolderPages(site, BASE)
+    about = pages.judge(BASE + "about")
+    assert about is not None and about.url == BASE + "about" and about.loc == BASE + "about.html"
+    blog = pages.judge(BASE + "blog")
+    assert blog is not None and blog.reason == "noindex"
+    hidden = pages.judge(BASE + ".drafts/x.html")  # left out of a sitemap, but served
+    assert hidden is not None and hidden.listed
+    pdf = pages.judge(BASE + "files/a.pdf?v=2")
+    assert pdf is not None and pdf.listed
+    err = pages.judge(BASE + "404.html")
+    assert err is not None and err.reason == "error page"
+    gone = pages.judge(BASE + "nothing/")
+    assert gone is not None and (gone.reason, gone.status) == ("error status", 404)
+    assert pages.judge("https://elsewhere.example/about") is None
+    # dot-segments are resolved inside the site (/etc/passwd: no such file of the folder),
+    # and an encoded "../" never leaves the folder
+    dots = pages.judge(BASE + "a/%2E%2E/%2E%2E/etc/passwd")
+    assert dots is not None and dots.status == 404
+    assert pages.judge(BASE + "..%2F..%2Fetc%2Fpasswd") is None
+
+
+def test_folder_pages_read_in_workers_give_the_same_outcomes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = _many(tmp_path / "site", 60)
+    links = "".join(f'<a href="/s{i % 7}/p{i}.html">p</a>' for i in range(60))
+    (site / "index.html").write_text(page(links))
+    one = _outcomes(site, workers=1)
+    monkeypatch.setattr(folder_source, "PARALLEL_PAGES", 10)
+    two = _outcomes(site, workers=2)
+    assert one == two and len(one[BASE].links) == 60

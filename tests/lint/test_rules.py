@@ -13,6 +13,11 @@ Conventions of the corpus:
   fixture.
 * Failing inputs too large to keep as files (50,001 URLs, more than 50 MiB, …) are generated
   here (``GENERATED``).
+* The audit's rules (``audit`` in the catalogue: AUD001-AUD004, and SM217 beside the online
+  checks) have build folders as fixtures: ``audit/invalid/<ID>-*/`` must yield rule ID and no
+  other when audited at ``https://example.com/``, on the sitemap lines that end with
+  ``<!-- ID -->`` (none: findings about a page, without a line); ``audit/valid/*/`` yields
+  none of the rules a sitemap of it names in ``<!-- passes: … -->``.
 """
 
 from __future__ import annotations
@@ -30,10 +35,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
+from sitemapkit import audit
 from sitemapkit.core import parse, robots
 from sitemapkit.core.finding import Finding
 from sitemapkit.core.urls import normalize
 from sitemapkit.errors import SitemapError
+from sitemapkit.lint import audit as comparison
 from sitemapkit.lint import checks, online, schema, tree
 from sitemapkit.lint.rules import RULES, expand_ids, severity
 from sitemapkit.validation import ValidationReport, validate
@@ -43,7 +50,10 @@ DATA = Path(__file__).parent.parent / "data"
 INVALID = sorted([*(DATA / "invalid").glob("*.xml"), *(DATA / "invalid").glob("RB*.txt")])
 VALID = sorted([*(DATA / "valid").glob("*.xml"), *(DATA / "valid").glob("*.txt")])
 NOW = dt.datetime(2024, 6, 1, 12, tzinfo=dt.UTC)
-RULE_ID = re.compile(r"\b(?:SM|IMG|VID|NEWS|HRE|RB)[0-9]{3}\b")
+RULE_ID = re.compile(r"\b(?:SM|IMG|VID|NEWS|HRE|RB|AUD)[0-9]{3}\b")
+AUDIT_INVALID = sorted(p for p in (DATA / "audit" / "invalid").iterdir() if p.is_dir())
+AUDIT_VALID = sorted(p for p in (DATA / "audit" / "valid").iterdir() if p.is_dir())
+AUDIT_BASE = "https://example.com/"
 
 #: Rules without a check, and why (RULES.md marks them as a waiver).
 EXEMPT = {
@@ -101,15 +111,29 @@ def _markers(path: Path, rule: str) -> set[tuple[str, int]]:
     return out
 
 
+def _on_marked_lines(report: ValidationReport, rule: str) -> bool:
+    """Assert that the findings sit on the lines of the report's files marked for ``rule``,
+    or have no line when none is marked; whether some were marked."""
+    expected = set()
+    for name in report.files:
+        expected |= _markers(Path(name), rule)
+    found = {(f.where, f.line) for f in report.findings}
+    if expected:
+        assert found == expected
+    else:
+        assert {line for _, line in found} == {None}
+    return bool(expected)
+
+
 # -- the catalogue --------------------------------------------------------------------------
 
 
 def test_catalogue_has_every_block_of_rules_md() -> None:
     # every id of spec/RULES.md, and the six robots.txt rules of spec/DISCOVERY.md
-    assert len(RULES) == 111
+    assert len(RULES) == 115
     prefixes = {rid.rstrip("0123456789") + rid[len(rid.rstrip("0123456789"))] for rid in RULES}
     assert prefixes == {
-        "SM0", "SM1", "SM2", "SM3", "SM4", "SM5", "IMG6", "VID7", "NEWS8", "HRE9", "RB0"
+        "SM0", "SM1", "SM2", "SM3", "SM4", "SM5", "IMG6", "VID7", "NEWS8", "HRE9", "AUD0", "RB0"
     }  # fmt: skip
     assert {r for r in RULES if r.startswith("RB")} == robots.REPORTED
     written = set(re.findall(r'"(RB[0-9]{3})"', Path(robots.__file__).read_text("utf-8")))
@@ -153,6 +177,8 @@ def test_every_rule_has_a_check() -> None:
                 assert rule.id in online.DECIDED, f"{rule.id}: lint/online.py does not decide it"
             elif where == "robots":
                 assert rule.id in robots.REPORTED, f"{rule.id}: core/robots.py does not report it"
+            elif where == "audit":
+                assert rule.id in comparison.DECIDED, f"{rule.id}: lint/audit.py does not decide it"
             else:
                 assert rule.id in checks.CHECKED, f"{rule.id}: no check decides it"
     # and nothing decides a rule the catalogue does not know
@@ -160,7 +186,13 @@ def test_every_rule_has_a_check() -> None:
     assert set(schema.MAPPED) - set(RULES) == set()
     assert set(online.DECIDED) == ONLINE == {r.id for r in RULES.values() if r.online}
     for rid in ONLINE:
-        assert RULES[rid].checked_by == ("online",) and RULES[rid].severity == "warning", rid
+        # SM217 is decided by the online checks and, from a crawl or a folder, by the audit
+        by = ("online", "audit") if rid == "SM217" else ("online",)
+        assert RULES[rid].checked_by == by and RULES[rid].severity == "warning", rid
+    audited = {r.id for r in RULES.values() if "audit" in r.checked_by}
+    assert audited == set(comparison.DECIDED) == {"AUD001", "AUD002", "AUD003", "AUD004", "SM217"}
+    for rid in audited:
+        assert RULES[rid].severity == "warning", rid
 
 
 # -- severities: the catalogue's, decided by core.rules.severity -----------------------------
@@ -346,12 +378,52 @@ def _claims() -> dict[str, list[Path]]:
 def test_every_rule_has_a_failing_and_a_passing_fixture() -> None:
     failing = {p.name.split("-", 1)[0] for p in INVALID} | set(GENERATED)
     passing = set(_claims())
+    audit_failing = {p.name.split("-", 1)[0] for p in AUDIT_INVALID}
+    audit_passing = {rid for p in AUDIT_VALID for rid in _audit_claims(p)}
     for rule in RULES.values():
+        if "audit" in rule.checked_by:
+            assert rule.id in audit_failing, f"{rule.id}: no tests/data/audit/invalid/{rule.id}-*/"
+            assert rule.id in audit_passing, f"{rule.id}: no audit/valid folder claims it"
+            continue
         if rule.exempt or rule.online:
             continue
         assert rule.id in failing, f"{rule.id}: no tests/data/invalid/{rule.id}-*.xml"
         assert rule.id in passing, f"{rule.id}: no valid fixture claims it"
     assert failing <= set(RULES)
+    assert audit_failing <= set(comparison.DECIDED)
+
+
+def _audit_claims(folder: Path) -> set[str]:
+    named: set[str] = set()
+    for path in folder.glob("*.xml"):
+        for block in re.findall(r"passes:([^>]*)-->", path.read_text(encoding="utf-8")):
+            named |= set(RULE_ID.findall(block))
+    return named
+
+
+@pytest.mark.parametrize("folder", AUDIT_INVALID, ids=lambda p: p.name)
+def test_audit_fixture_yields_exactly_its_rule(folder: Path) -> None:
+    rule = folder.name.split("-", 1)[0]
+    report = audit(folder, base_url=AUDIT_BASE)
+    assert {f.rule for f in report.findings} == {rule}, [str(f) for f in report.findings]
+    assert not report.unreadable and not report.not_checked
+    if _on_marked_lines(report, rule):
+        # at the entry's <loc>: the column is where "<loc>" starts on its line
+        for f in report.findings:
+            line = Path(f.where or "").read_text(encoding="utf-8").splitlines()[(f.line or 0) - 1]
+            assert f.column == line.index("<loc>") + 1, str(f)
+    for f in report.findings:
+        assert f.severity == "warning" and f.loc and f.message[0].isupper(), str(f)
+
+
+@pytest.mark.parametrize("folder", AUDIT_VALID, ids=lambda p: p.name)
+def test_audit_valid_fixture_yields_none_of_its_rules(folder: Path) -> None:
+    claimed = _audit_claims(folder)
+    report = audit(folder, base_url=AUDIT_BASE)
+    assert claimed and not {f.rule for f in report.findings} & claimed, [
+        str(f) for f in report.findings
+    ]
+    assert not report.unreadable and not report.not_checked and report.files
 
 
 def test_expand_ids() -> None:
@@ -370,14 +442,7 @@ def test_invalid_fixture_yields_exactly_its_rule(path: Path) -> None:
     report = _run(path, select=_selection(rule))
     assert {f.rule for f in report.findings} == {rule}, [str(f) for f in report.findings]
     assert not report.unreadable
-    expected = set()
-    for name in report.files:
-        expected |= _markers(Path(name), rule)
-    found = {(f.where, f.line) for f in report.findings}
-    if expected:
-        assert found == expected
-    else:
-        assert {line for _, line in found} == {None}
+    _on_marked_lines(report, rule)
     for f in report.findings:
         assert f.severity == RULES[rule].severity or rule in ("HRE905", "SM206"), str(f)
         assert (f.message[0].isupper() or f.message[0] in "<'") and len(f.message) > 20

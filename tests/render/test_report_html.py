@@ -311,3 +311,75 @@ def test_the_readme_screenshot_is_of_the_bundled_example(tmp_path: Path) -> None
     shot = ROOT / "docs" / "report.png"
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "docs/report.png" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def write_site(folder: Path) -> Path:
+    """A build folder and its sitemap: a home linking two pages (one unlisted), a noindex
+    page listed, an orphan listed, a listed URL no file answers."""
+    folder.mkdir(parents=True, exist_ok=True)
+    pages = {
+        "index.html": "".join(f'<a href="/{p}.html">{p}</a>' for p in ("a", "new", "draft")),
+        "a.html": "<title>A</title>",
+        "new.html": "<title>New</title>",
+        "draft.html": '<meta name="robots" content="noindex">',
+        "orphan.html": "<title>Orphan</title>",
+    }
+    for name, body in pages.items():
+        (folder / name).write_text(f"<!doctype html><html><head>{body}</head></html>")
+    rows = "".join(
+        f"<url><loc>https://example.com{p}</loc></url>\n"
+        for p in ("/", "/a.html", "/draft.html", "/orphan.html", "/gone.html")
+    )
+    (folder / "sitemap.xml").write_text(f'{DECL}<urlset xmlns="{SM}">\n{rows}</urlset>\n')
+    return folder
+
+
+def _coverage(dom: lxml.html.HtmlElement) -> list[str]:
+    (figure,) = dom.xpath('//figure[@data-chart="Coverage: sitemaps and pages"]')
+    return [t.text_content() for t in figure.xpath(".//rect/title")]
+
+
+def test_report_audit_adds_the_coverage_and_embeds_the_audit_json(
+    tmp_path: Path, chromium: Chromium
+) -> None:
+    folder = write_site(tmp_path / "site")
+    out = tmp_path / "report.html"
+    code, page = report(folder, out, "--audit", "--published-at", "https://example.com/")
+    acode, printed, _ = cli(
+        ["audit", str(folder), "--base-url", "https://example.com/", "--format", "json"]
+    )
+    assert code == acode == 0  # warnings only
+    data = json.loads(printed)
+    # the sitemap is valid: validate adds no finding, and the page's data is the audit's
+    assert embedded(page) == data
+    assert data["summary"]["rules"] == {"AUD001": 1, "AUD002": 1, "SM217": 2}
+    dom = lxml.html.fromstring(chromium.dom(out.as_uri()))
+    assert tiles(dom)["pages crawled"] == "5" and tiles(dom)["warnings"] == "4"
+    assert _coverage(dom) == [
+        "listed∩crawled: 4 both",
+        "listed only: 1 listed",
+        "crawled only: 1 crawled",
+    ]
+    rows = dom.xpath('//table[@class="findings"]/tbody/tr')
+    assert [tr.get("data-rule") for tr in rows] == ["SM217", "AUD002", "SM217", "AUD001"]
+    assert rows[0].xpath("td")[3].text_content() == f"{folder / 'sitemap.xml'}:5:6"
+    assert requests_of(chromium, out.as_uri()) == ([out.as_uri()], "ready")
+    # without --audit the page has no coverage chart
+    _, plain = report(folder, tmp_path / "plain.html", "--published-at", "https://example.com/")
+    assert not lxml.html.fromstring(plain).xpath('//figure[starts-with(@data-chart, "Coverage")]')
+
+
+def test_audit_html_writes_the_same_page(tmp_path: Path) -> None:
+    folder = write_site(tmp_path / "site")
+    out = tmp_path / "audit.html"
+    code, printed, err = cli(
+        ["audit", str(folder), "--base-url", "https://example.com/", "--html", str(out)]
+    )
+    assert code == 0 and "AUD001" in printed, err
+    page = out.read_text(encoding="utf-8")
+    assert _coverage(lxml.html.fromstring(page))[0] == "listed∩crawled: 4 both"
+    assert embedded(page)["summary"]["pages"]["crawled"] == 5  # type: ignore[index]
+    code, _, err = cli(["report", str(folder), str(folder), "--audit", "-o", str(out)])
+    assert code == 2 and "--audit takes one TARGET" in err
+    code, _, err = cli(["report", str(folder), "--audit", "-o", str(out)])
+    assert code == 2 and "needs --published-at" in err

@@ -34,6 +34,7 @@ _COMMANDS = {
     "read": ("read", "read_cmd"),
     "validate": ("validate", "validate_cmd"),
     "report": ("report", "report_cmd"),
+    "audit": ("audit", "audit_cmd"),
     "diff": ("diff", "diff_cmd"),
     "robots": ("robots", "robots_cmd"),
     "submit": ("submit", "submit"),

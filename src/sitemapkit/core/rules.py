@@ -19,7 +19,9 @@ Where a rule is decided:
 * ``set``: a check over every document validated together (indexes, duplicates, hreflang);
 * ``robots``: :mod:`sitemapkit.core.robots` reports it while reading a robots.txt;
 * ``online``: decided from HTTP answers (:mod:`sitemapkit.lint.online`), only when validating with
-  ``online=True`` / ``--online`` (off by default: offline means no network).
+  ``online=True`` / ``--online`` (off by default: offline means no network);
+* ``audit``: decided by the coverage audit (:mod:`sitemapkit.lint.audit`), which holds the
+  pages of a crawl or a build folder against the sitemaps (``sitemapkit audit``).
 
 A rule that is a waiver rather than a check says so in ``exempt``.
 
@@ -37,7 +39,7 @@ from .finding import Severity
 
 __all__ = ["RULES", "Rule", "Where", "expand_ids", "severity"]
 
-Where = Literal["parse", "schema", "tree", "entry", "file", "set", "robots", "online"]
+Where = Literal["parse", "schema", "tree", "entry", "file", "set", "robots", "online", "audit"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,7 +191,7 @@ _CATALOGUE: Final = (
        "[F]; [G-build] canonical URLs", "entry", "set"),
     _r("SM217", "url-status", "warning",
        "A listed URL redirects, fails, is disallowed by robots.txt or is not canonical.",
-       "[GSC]; [G-build]", "online"),
+       "[GSC]; [G-build]", "online", "audit"),
     _r("SM218", "url-over-1024", "warning",
        "A URL is longer than 1,024 characters (Yandex's limit).", "Yandex sitemap error reference",
        "entry"),
@@ -355,6 +357,20 @@ _CATALOGUE: Final = (
        "An alternate is a non-canonical or redirecting URL.", "[G-hreflang]",
        # RULES.md's other half, hreflang without the xhtml namespace, is SM004/SM102.
        "online"),
+    # -- AUD0xx the coverage audit: a crawl or a build folder held against the sitemaps ----
+    _r("AUD001", "indexable-not-listed", "warning",
+       "An indexable page that links reach (or that the build folder holds) is in no sitemap.",
+       "[G-build] 'include the URLs you want to see in search results'; audit tools", "audit"),
+    _r("AUD002", "orphan-url", "warning",
+       "A listed URL that no link reaches (an orphan page), although it is indexable.",
+       "audit tools (Screaming Frog 'Orphan URLs')", "audit"),
+    _r("AUD003", "lastmod-drift", "warning",
+       "A listed lastmod is over a day later than the page's own date or Last-Modified, "
+       "or over 30 days earlier.",
+       "[G-2023] lastmod 'consistently and verifiably accurate'; [B-2023]", "audit"),
+    _r("AUD004", "listed-in-several-sitemaps", "warning",
+       "A URL is listed in more than one sitemap of the set (after normalisation).",
+       "audit tools (Screaming Frog 'URLs in Multiple Sitemaps')", "audit"),
     # -- RB0xx the Sitemap: lines of a robots.txt (spec/DISCOVERY.md) ----------------------
     _r("RB003", "robots-sitemap-not-absolute", "error",
        "A Sitemap: value is an absolute, fully-qualified http(s) URL.",

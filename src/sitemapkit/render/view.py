@@ -17,6 +17,7 @@ from urllib.parse import unquote, urlsplit
 
 from ..core.finding import Finding
 from ..core.rules import RULES
+from ..lint.audit import AuditReport, Coverage
 from ..lint.report import ValidationReport, help_uri
 from .chart import Chart, columns, rows
 from .stats import EXTENSIONS, TENTHS, SetStats, SitemapStats
@@ -88,6 +89,8 @@ class Page:
     omitted: dict[str, int]
     rules: list[tuple[str, str, str, str]]  # id, slug, summary, link
     notes: list[str] = field(default_factory=list)
+    #: The page of an audit (its first chart is the coverage).
+    audit: bool = False
 
 
 def build_page(
@@ -110,18 +113,45 @@ def build_page(
     notes = [f"not checked: {s} ({r})" for s, r in report.not_checked]
     notes += [f"could not read {t}: {e}" for t, e in report.unreadable]
     notes += report.notes
+    audit = report.coverage if isinstance(report, AuditReport) else None
+    tiles = _tiles(report, stats)
+    charts = _charts(report, stats)
+    if audit is not None:
+        tiles.append(Tile("pages crawled", f"{audit.pages:,}", f"{audit.indexable:,} indexable"))
+        charts.insert(0, coverage_chart(audit))
     return Page(
         title=title,
-        tiles=_tiles(report, stats),
+        tiles=tiles,
         tree=tree[:MAX_TREE],
         tree_more=max(len(tree) - MAX_TREE, 0),
-        charts=_charts(report, stats),
+        charts=charts,
         findings=table,
         hidden=hidden,
         omitted=dict(sorted(report.omitted.items())),
         rules=[(rid, _slug(rid), _summary(rid), links[rid]) for rid in ids],
         notes=notes,
+        audit=audit is not None,
     )
+
+
+def coverage_chart(c: Coverage) -> Chart:
+    """The coverage of an audit: how many URLs the sitemaps and the pages share.
+
+    >>> chart = coverage_chart(Coverage(pages=5, listed=4, both=3, found_only=2))
+    >>> [b.title for b in chart.bars]
+    ['listed∩crawled: 3 both', 'listed only: 1 listed', 'crawled only: 2 crawled']
+    """
+    items = [  # labels of at most 14 characters: the row chart's room
+        ("listed∩crawled", [("both", c.both)]),
+        ("listed only", [("listed", c.listed_only)]),
+        ("crawled only", [("crawled", c.found_only)]),
+    ]
+    legend = [
+        ("both", "listed in a sitemap and crawled"),
+        ("listed", "listed, not crawled (orphans, pages not found)"),
+        ("crawled", "crawled, listed nowhere"),
+    ]
+    return rows("Coverage: sitemaps and pages", items, legend=legend)
 
 
 def _capped(findings: Iterable[Finding], most: int) -> tuple[list[Finding], dict[str, int]]:

@@ -32,20 +32,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, NamedTuple
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from protego import Protego
 
 from ...core.model import Url
 from ...core.outcome import Conversion, PageOutcome, left_out_text, listed_url
 from ...core.page import MAX_PAGE_BYTES, read_page
+from ...core.urls import normalize as _normalize
 from ...core.w3cdate import format_lastmod
 from ...errors import InputError, SitemapError
 from ..child import Child, ForkUnsafe, close_all, serve
 from .record import error_at
 from .sink import Sink
 
-__all__ = ["LASTMOD_SOURCES", "FolderOptions", "FolderSummary", "write_folder"]
+__all__ = ["LASTMOD_SOURCES", "FolderOptions", "FolderPages", "FolderSummary", "write_folder"]
 
 #: Where a page's lastmod may come from, in the default order.
 LASTMOD_SOURCES: Final = ("page", "git", "mtime")
@@ -120,6 +121,7 @@ class _Job(NamedTuple):
     url: str
     aliases: tuple[str, ...]
     html: bool
+    links: bool = False  # read the page's links too (an audit), not only its facts
 
 
 class _Facts(NamedTuple):
@@ -132,6 +134,7 @@ class _Facts(NamedTuple):
     alternates: tuple[tuple[str, str], ...]
     modified: str | None
     mtime: str
+    links: tuple[str, ...] = ()
 
 
 def _analyse(job: _Job) -> _Facts:
@@ -145,15 +148,15 @@ def _analyse(job: _Job) -> _Facts:
     stamp = format_lastmod(dt.datetime.fromtimestamp(mtime, dt.UTC).replace(microsecond=0))
     if not job.html:
         return _Facts(job.url, None, None, (), (), None, stamp)
-    page = read_page(data, job.url, links=False)
-    loc = job.url
+    page = read_page(data, job.url, links=job.links)
+    loc, links = job.url, page.links
     if page.noindex is not None:
-        return _Facts(loc, "noindex", page.noindex, (), (), None, stamp)
+        return _Facts(loc, "noindex", page.noindex, (), (), None, stamp, links)
     if page.canonical_elsewhere(*job.aliases):
-        return _Facts(loc, "canonical elsewhere", page.canonical, (), (), None, stamp)
+        return _Facts(loc, "canonical elsewhere", page.canonical, (), (), None, stamp, links)
     if page.canonical is not None and page.canonical_elsewhere():
         loc = page.canonical  # one of the file's own other URLs: the page names its own
-    return _Facts(loc, None, None, page.images, page.alternates, page.modified, stamp)
+    return _Facts(loc, None, None, page.images, page.alternates, page.modified, stamp, links)
 
 
 def _analyse_batch(batch: list[_Job]) -> list[_Facts]:
@@ -189,8 +192,19 @@ def _robots(root: Path) -> Protego | None:
 class _Walk:
     """The files of a folder in a stable order (by name, depth first), judged by path."""
 
-    def __init__(self, root: Path, base: str, options: FolderOptions, summary: FolderSummary):
+    def __init__(
+        self,
+        root: Path,
+        base: str,
+        options: FolderOptions,
+        summary: FolderSummary,
+        *,
+        on_left: Callable[[str, str, str], None] | None = None,
+        links: bool = False,
+    ):
         self.root = root
+        self.on_left = on_left  # (path, reason, URL) of a file left out by its path
+        self.links = links
         self.base = base
         self.options = options
         self.summary = summary
@@ -252,17 +266,27 @@ class _Walk:
             self.summary.leave_out("excluded by --exclude", rel)
         elif self.output is not None and self._owned(rel):
             self.summary.leave_out("this run's output", rel)
-        elif html and self._error_page(rel):
-            self.summary.leave_out("error page", rel)
         else:
-            url, aliases = self._urls(rel, html)
-            # the URL listed, and the file's own name (robots.txt may speak of either)
-            if self.robots is not None and not all(
-                self.robots.can_fetch(u, "*") for u in (url, self.base + _encode(rel))
-            ):
-                self.summary.leave_out("disallowed by robots.txt", rel)
-                return None
-            return _Job(entry.path, url, aliases, html)
+            return self.judge(entry.path, rel, html)
+        return None
+
+    def judge(self, path: str, rel: str, html: bool) -> _Job | None:
+        """The job of a file the walk takes, or ``None`` when its path leaves it out (an
+        error page, a page robots.txt disallows)."""
+        url, aliases = self._urls(rel, html)
+        reason = None
+        if html and self._error_page(rel):
+            reason = "error page"
+        # the URL listed, and the file's own name (robots.txt may speak of either)
+        elif self.robots is not None and not all(
+            self.robots.can_fetch(u, "*") for u in (url, self.base + _encode(rel))
+        ):
+            reason = "disallowed by robots.txt"
+        if reason is None:
+            return _Job(path, url, aliases, html, self.links)
+        self.summary.leave_out(reason, rel)
+        if self.on_left is not None:
+            self.on_left(rel, reason, url)
         return None
 
     def _owned(self, rel: str) -> bool:
@@ -458,3 +482,130 @@ def write_folder(
         if progress is not None and not summary.listed % 1000:
             progress(summary.listed)
     return summary, notes
+
+
+#: Link targets :class:`FolderPages` remembers the file of (then it starts again).
+_RESOLVED: Final = 65_536
+
+
+class FolderPages:
+    """The pages of a built site folder as :class:`~sitemapkit.core.outcome.PageOutcome`
+    with their links, for an audit (``write DIR`` reads them without links).
+
+    :meth:`outcomes` walks the folder as :func:`write_folder` does: a page listed or
+    left out, and the files its path leaves out with a URL (an error page, a page
+    robots.txt disallows); a link is given as the URL of the page it lands on (``/about``
+    is ``/about.html`` when no clean URLs are served). :meth:`judge` answers for a URL
+    the walk did not give (one a sitemap lists): its file judged, or an error status 404
+    when no file answers it. The page's own date is its ``modified``; a folder has no
+    ``Last-Modified`` (file times are build times).
+
+    >>> import tempfile, pathlib
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (root / "index.html").write_text('<a href="/about">About</a>')
+    >>> _ = (root / "about.html").write_text('<title>About</title>')
+    >>> pages = FolderPages(root, "https://example.com/")
+    >>> [(o.url, o.links) for o in pages.outcomes()]
+    [('https://example.com/about.html', ()), ('https://example.com/', ('https://example.com/about.html',))]
+    >>> pages.judge("https://example.com/gone").reason
+    'error status'
+    """
+
+    def __init__(
+        self, root: str | os.PathLike[str], base_url: str, options: FolderOptions | None = None
+    ) -> None:
+        self.root = Path(root)
+        self.base = base_url if base_url.endswith("/") else base_url + "/"
+        self.options = options or FolderOptions()
+        self.summary = FolderSummary()
+        self._left: deque[PageOutcome] = deque()
+        self._walk = _Walk(
+            self.root, self.base, self.options, self.summary, on_left=self._leave, links=True
+        )
+        self._site = _normalize(self.base)
+        self._resolved: dict[str, str] = {}
+
+    def _leave(self, rel: str, reason: str, url: str) -> None:
+        self._left.append(PageOutcome(url, reason=reason, detail=rel))
+
+    def outcomes(self) -> Iterator[PageOutcome]:
+        """Every file of the folder with a URL, judged, in the walk's order."""
+        for rel, job, facts in _facts(self._walk.jobs(), _workers(self.options)):
+            while self._left:
+                yield self._left.popleft()
+            if facts.reason is None:
+                self.summary.listed += 1
+            else:
+                self.summary.leave_out(facts.reason, rel)
+            yield self._outcome(job.url, facts)
+        while self._left:
+            yield self._left.popleft()
+
+    def judge(self, url: str) -> PageOutcome | None:
+        """The page that answers ``url`` (its outcome under that URL), ``None`` for a URL
+        of another site."""
+        rel = self._rel(url)
+        if rel is None:
+            return None
+        found = self._file(rel)
+        if found is None:
+            detail = "no file of the folder answers it"
+            return PageOutcome(url, reason="error status", detail=detail, status=404)
+        name, html = found
+        job = self._walk.judge(str(self.root / name), name, html)
+        if job is None:
+            left = self._left.pop()
+            return PageOutcome(url, reason=left.reason, detail=left.detail)
+        return self._outcome(url, _analyse(job))
+
+    def _outcome(self, url: str, facts: _Facts) -> PageOutcome:
+        links = tuple(self.lands(link) for link in facts.links)
+        if facts.reason is not None:
+            return PageOutcome(url, reason=facts.reason, detail=facts.detail, links=links)
+        return PageOutcome(
+            url,
+            loc=facts.loc,
+            images=facts.images,
+            alternates=facts.alternates,
+            modified=facts.modified,
+            links=links,
+        )
+
+    def _rel(self, url: str) -> str | None:
+        """The path inside the folder that ``url`` names (``None``: not this site's)."""
+        norm = _normalize(url)
+        if not norm.startswith(self._site):
+            return None
+        path = unquote(norm[len(self._site) :].split("?", 1)[0])
+        if any(part in ("..", ".") for part in path.split("/")):
+            return None
+        return path
+
+    def _file(self, rel: str) -> tuple[str, bool] | None:
+        """The file a static server answers ``rel`` with, and whether it is a page."""
+        if rel == "" or rel.endswith("/"):
+            candidates = [rel + name for name in _INDEX]
+        else:
+            candidates = [rel, rel + ".html", rel + ".htm", *(f"{rel}/{n}" for n in _INDEX)]
+        for name in candidates:
+            if (self.root / name).is_file():
+                html = name.lower().endswith(_PAGE_EXT)
+                if html or _matches(name, self.options.include) or name == rel:
+                    return name, html
+        return None
+
+    def lands(self, link: str) -> str:
+        """The page URL a link lands on (comparison form), the link itself when no file
+        of the folder answers it."""
+        got = self._resolved.get(link)
+        if got is not None:
+            return got
+        rel = self._rel(link)
+        found = self._file(rel) if rel is not None else None
+        out = link
+        if found is not None:
+            out = _normalize(self._walk._urls(*found)[0])
+        if len(self._resolved) >= _RESOLVED:
+            self._resolved.clear()
+        self._resolved[link] = out
+        return out
