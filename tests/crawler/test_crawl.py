@@ -283,3 +283,22 @@ def test_progress_counts_fetched_queued_and_listed(site: Site) -> None:
 
     _Progress(Line()).update(CrawlProgress(fetched=300, queued=12, listed=250, elapsed=2.0))
     assert shown == ["crawled 300 pages, 12 queued, 250 listed (150 pages/s)"]
+
+
+def test_robots_txt_redirects_are_followed(site: Site) -> None:
+    site["/robots.txt"] = Reply(301, b"", {"Location": "/real-robots.txt"})
+    site["/real-robots.txt"] = Reply(200, b"User-agent: *\nDisallow: /x\n")
+    site["/"] = body('<a href="/x">.</a><a href="/y">.</a>')
+    site["/y"] = body("")
+    found, _ = run(site)
+    assert found["/x"].reason == "disallowed by robots.txt" and found["/y"].listed
+    assert site.count("/x") == 0
+
+
+def test_refuse_private_refuses_a_loopback_site(site: Site) -> None:
+    site["/"] = body("")
+    found, _ = run(site, refuse_private=True)
+    (start,) = found.values()
+    assert start.reason == "disallowed by robots.txt"
+    assert "non-public address '127.0.0.1'" in (start.detail or "")
+    assert site.requests == 0

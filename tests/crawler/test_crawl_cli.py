@@ -126,9 +126,10 @@ def test_exit_codes_and_usage(site: Site, tmp_path: Path) -> None:
     with Site() as gone:
         dead = gone.url("/")
     out = str(tmp_path / "o")
-    code, _, err = cli(["crawl", dead, "-o", str(tmp_path / "empty"), "--timeout", "1"])
-    assert code == 0  # robots.txt unreachable: nothing allowed, said in the summary
-    assert "robots.txt could not be read" in err
+    code, _, err = cli(["crawl", dead, "-o", out, "--timeout", "1"])
+    assert code == 3  # robots.txt unreachable: nothing may be crawled
+    assert "cannot crawl: robots.txt failed: robots.txt could not be read (Connection" in err
+    assert not (tmp_path / "o").exists()  # nothing published
     site["/robots.txt"] = Reply(404, b"")
     site["/"] = Reply(200, b"", {}, reset=True)
     code, _, err = cli(["crawl", site.url("/"), "-o", out, "--timeout", "1"])

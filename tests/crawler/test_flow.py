@@ -211,6 +211,41 @@ def test_robots_that_cannot_be_read_disallow_everything() -> None:
     assert [r.robots for r in requests] == [True]
     assert [(o.reason, o.status) for o in outcomes] == [("disallowed by robots.txt", None)]
     assert "robots.txt could not be read (HTTP 503)" in flow.summary.note("x")
+    assert outcomes[0].detail == "robots.txt could not be read (HTTP 503)"
+
+
+def test_a_start_that_redirects_to_another_site_moves_the_crawl_there() -> None:
+    flow = CrawlFlow("http://example.com/")
+    asked: list[str] = []
+    while batch := flow.next_requests(4):
+        for req in batch:
+            asked.append(req.url)
+            if req.url == "http://example.com/":
+                flow.on_answer(status(301, ROOT + "/")(req))
+            elif req.robots:
+                flow.on_answer(robots("User-agent: *\nDisallow: /no\n")(req))
+            else:
+                links = '<a href="/a">.</a><a href="/no">.</a><a href="http://example.com/b">.</a>'
+                flow.on_answer((page(links) if req.url == ROOT + "/" else page(""))(req))
+    assert asked == [
+        "http://example.com/robots.txt", "http://example.com/",
+        ROOT + "/robots.txt", ROOT + "/", ROOT + "/a",
+    ]  # fmt: skip
+    assert flow.summary.listed == 2
+    assert "http://example.com/ redirects to https://example.com/" in flow.summary.note("x")
+    assert flow.summary.left_out == {
+        "redirect": 1,
+        "disallowed by robots.txt": 1,
+        "out of scope": 1,
+    }
+
+
+def test_a_start_that_redirects_within_its_site_but_out_of_its_folder() -> None:
+    site = {"/docs/": status(301, "/manual/"), "/manual/": page('<a href="/blog/">.</a>')}
+    requests, outcomes = drive(CrawlFlow(ROOT + "/docs/", scope="prefix"), site)
+    assert [r.url for r in requests].count(ROOT + "/robots.txt") == 1
+    got = by_url(outcomes)
+    assert got[ROOT + "/manual/"].listed and got[ROOT + "/blog/"].reason == "out of scope"
 
 
 def test_a_robots_404_allows_everything_and_crawl_delay_is_read() -> None:

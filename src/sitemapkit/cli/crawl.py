@@ -55,10 +55,13 @@ def _entries(
 
 
 def _check_start(outcome: PageOutcome) -> None:
-    """A start page that could not be fetched at all: nothing to crawl (exit 3)."""
-    if outcome.reason == "fetch failed":
+    """A start page that could not be fetched at all, or a robots.txt that could not be
+    read: nothing to crawl (exit 3, and nothing is published over an earlier run's)."""
+    detail = outcome.detail or ""
+    if outcome.reason == "fetch failed" or detail.startswith("robots.txt could not be read"):
+        what = "robots.txt" if outcome.reason != "fetch failed" else "the start page"
         raise FetchError(
-            f"cannot crawl: the start page failed: {outcome.detail}",
+            f"cannot crawl: {what} failed: {detail}",
             where=outcome.url,
             hint="check the URL and that the site answers (--timeout waits longer)",
         )

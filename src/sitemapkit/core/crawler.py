@@ -272,13 +272,15 @@ def _redirect(answer: PageAnswer) -> str | None:
 @dataclass(slots=True)
 class CrawlSummary:
     """What a crawl did: requests answered (``fetched``), pages listed, pages left out by
-    reason with an example each, and the ``robots`` answer's meaning when not plain."""
+    reason with an example each, the ``robots`` answer's meaning when not plain, and where
+    the crawl ``moved`` when its start redirects to another site."""
 
     fetched: int = 0
     listed: int = 0
     left_out: Counter[str] = field(default_factory=Counter)
     examples: dict[str, str] = field(default_factory=dict)
     robots: str | None = None
+    moved: str | None = None
 
     def count(self, outcome: PageOutcome) -> None:
         if outcome.status is not None:
@@ -302,8 +304,9 @@ class CrawlSummary:
         left = left_out_text(self.left_out, self.examples)
         if left:
             text += "; left out: " + left
-        if self.robots:
-            text += f"; {self.robots}"
+        for extra in (self.moved, self.robots):
+            if extra:
+                text += f"; {extra}"
         return text
 
 
@@ -351,6 +354,7 @@ class CrawlFlow:
         self._admitted = 0  # pages found by links admitted to the frontier
         self._robots: Protego | None = None
         self._robots_state: str | None = None  # None until robots.txt is requested
+        self._unreadable: str | None = None  # why robots.txt could not be read
         self._outcomes: list[PageOutcome] = []
 
     # -- what the runner asks ----------------------------------------------------------
@@ -366,8 +370,9 @@ class CrawlFlow:
         )
 
     def reads(self, content_type: str | None) -> bool:
-        """Whether the body of a 200 answer of this type is read (HTML, included types)."""
-        return is_html(content_type) or _media(content_type) in self.include_types
+        """Whether the body of a 200 answer of this type is read: HTML only (an included
+        type is listed on its headers alone)."""
+        return is_html(content_type)
 
     def next_requests(self, room: int) -> list[PageRequest]:
         """Up to ``room`` requests to send now (none while robots.txt is unanswered)."""
@@ -404,6 +409,9 @@ class CrawlFlow:
         target = None
         if outcome.reason == "redirect":
             target = _redirect(answer)
+            if target is not None and req.url == self.start and self.scope.why_not(target):
+                self._move(target)
+                return
         elif outcome.reason == "canonical elsewhere":
             target = outcome.detail
         if target is not None:
@@ -435,15 +443,30 @@ class CrawlFlow:
             self.crawl_delay = float(delay) if delay else None
         elif state == "unreachable":
             why = f"HTTP {answer.status}" if answer.status is not None else answer.error
+            self._unreadable = f"robots.txt could not be read ({why})"
             self.summary.robots = (
-                f"robots.txt could not be read ({why}): every page is taken as disallowed "
-                "(RFC 9309 §2.3.1.4)"
+                f"{self._unreadable}: every page is taken as disallowed (RFC 9309 §2.3.1.4)"
             )
         self._found(self.start, 0)
 
+    def _move(self, target: str) -> None:
+        """The start page redirects out of scope (``http://`` to ``https://``, to ``www.``):
+        the crawl is of the target's site, under its own robots.txt."""
+        origin = self.scope.origin
+        self.summary.moved = f"{self.start} redirects to {target}: the crawl follows it there"
+        self.scope = Scope(target, self.scope.kind)
+        self.start = target
+        if self.scope.origin != origin:
+            self._robots_state = None
+            self._robots = None
+            self._unreadable = None
+            self.crawl_delay = None
+        else:
+            self._found(target, 0)
+
     def _disallowed(self, url: str) -> str | None:
-        if self._robots_state == "unreachable":
-            return "robots.txt could not be read"
+        if self._unreadable is not None:
+            return self._unreadable
         if self._robots is not None and not self._robots.can_fetch(url, self.agent):
             return f"robots.txt disallows it for {self.agent!r} or '*'"
         return None

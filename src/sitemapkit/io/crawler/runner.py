@@ -9,7 +9,7 @@ The flow decides what to fetch and what each answer means; the runner fetches wi
   (capped at ``max_retry_after``) or an exponential backoff; so are connection errors.
 * **No redirect followed**: a 3xx goes back to the flow, which judges it and queues its
   target (robots.txt's redirects are followed, as RFC 9309 asks).
-* **Bounded bodies**: only the bodies the flow reads (HTML, the included types), at most
+* **Bounded bodies**: only the bodies the flow reads (HTML), at most
   :data:`~sitemapkit.core.page.MAX_PAGE_BYTES`, decoded in bounded steps
   (:mod:`sitemapkit.io.fetch.decode`); parsed in a child process (:mod:`.parse`).
 * **Deadlines**: ``timeout`` bounds each wait for the network, ``max_page_time`` a whole
@@ -219,7 +219,7 @@ class CrawlRunner:
             x_robots_tag=tuple(headers.get_list("x-robots-tag")),
             last_modified=headers.get("last-modified"),
         )
-        if status == 200 and _is_html(answer.content_type):
+        if status == 200 and self.flow.reads(answer.content_type):
             charset = _charset(answer.content_type)
             page = await self.parser.parse((head.body, url, answer.x_robots_tag, charset))
             answer = PageAnswer(
@@ -281,11 +281,6 @@ class CrawlRunner:
         except SitemapError as exc:  # a broken compression
             raise FetchError(exc.message, where=url) from exc
         return b"".join(parts)[:limit]
-
-
-def _is_html(content_type: str | None) -> bool:
-    media = (content_type or "text/html").split(";", 1)[0].strip().lower()
-    return media in ("text/html", "application/xhtml+xml", "")
 
 
 def _charset(content_type: str | None) -> str | None:
