@@ -3,13 +3,15 @@ and a dead process is one of the failures the validator goes on from."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
 from sitemapkit.lint.checks import Context, entry_anchors
-from sitemapkit.lint.tree import tree_pass
+from sitemapkit.lint.tree import Scan, tree_pass
 from sitemapkit.validation.process import FAILURES, TreeProcess
 
 DOC = (
@@ -47,3 +49,68 @@ def test_a_dead_tree_process_is_a_failure_the_validator_goes_on_from() -> None:
             proc.run(DOC * 200, "s.xml", Context())
     finally:
         proc.close()
+
+
+def _mixed(n: int) -> bytes:
+    """A urlset that is not plain, with findings of every kind the locator places: images
+    (one loc bad), hreflang clusters (some without their return link: set findings placed
+    on the <loc> of the entry), a bad lastmod, a comment holding tags, a CDATA loc, and
+    entries that share a line."""
+    rows = []
+    for i in range(n):
+        alt = ""
+        if i % 5 == 0:
+            alt = (
+                f'<xhtml:link rel="alternate" hreflang="en" href="https://example.com/p{i}"/>'
+                f'<xhtml:link rel="alternate" hreflang="de" href="https://example.com/p{i + 1}"/>'
+            )
+        image = "not a url" if i % 7 == 3 else f"https://example.com/i{i}.jpg"
+        lastmod = "2024-13-01" if i % 11 == 4 else "2024-01-02"
+        loc = (
+            f"<![CDATA[https://example.com/p{i}]]>" if i % 13 == 6 else f"https://example.com/p{i}"
+        )
+        rows.append(
+            f"<url><loc>{loc}</loc><lastmod>{lastmod}</lastmod>{alt}"
+            f"<image:image><image:loc>{image}</image:loc></image:image></url>"
+        )
+        rows.append("<!-- <url><loc>https://example.com/x</loc></url> -->\n" if i % 9 == 2 else "")
+        rows.append(" " if i % 4 == 1 else "\n")  # some entries share a line
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9"'
+        ' xmlns:xhtml="http://www.w3.org/1999/xhtml"'
+        ' xmlns:image="http://www.google.com/schemas/sitemap-image/1.1">\n'
+        + "".join(rows)
+        + "</urlset>\n"
+    ).encode()
+
+
+@pytest.mark.parametrize("pieces", [False, True])
+def test_the_tree_process_beside_the_reader_gives_the_serial_findings_in_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pieces: bool
+) -> None:
+    from sitemapkit import validate
+    from sitemapkit.validation import Tuning
+
+    path = tmp_path / "sitemap.xml"
+    path.write_bytes(_mixed(300))
+    spans: list[int] = []
+    real = TreeProcess.run
+
+    def run(self: TreeProcess, plain: bytes, where: str, ctx: Context) -> Scan:
+        scan = real(self, plain, where, ctx)
+        spans.append(len(scan.spans or ()))
+        return scan
+
+    monkeypatch.setattr(TreeProcess, "run", run)
+    split = {"pieces_from": 0, "piece": 7} if pieces else {}
+    url = "https://example.com/sitemap.xml"
+    now = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
+    parallel = validate(path, published_at=url, now=now, tuning=Tuning(remote_from=0, **split))
+    assert spans == [2 * 300]  # the tree process ran, and found every entry's span
+    serial = validate(path, published_at=url, now=now, tuning=Tuning(remote_from=1 << 40, **split))
+    assert len(spans) == 1  # the serial run kept the pass in this process
+    assert parallel.findings == serial.findings  # every field, in the same order
+    rules = {f.rule for f in serial.findings}
+    assert {"IMG603", "SM304", "HRE905"} <= rules, rules
+    assert all(f.column is not None for f in serial.findings if f.line is not None)

@@ -267,3 +267,40 @@ def test_ctrl_c_during_a_forked_write_ends_it_at_once_and_publishes_nothing(
     assert [p.name for p in tmp_path.iterdir()] == ["big.csv"]  # no staging left
     with pytest.raises(ProcessLookupError):  # no worker left in its group
         os.killpg(proc.pid, 0)
+
+
+#: What a plain write never needs: the HTML reader, the validator and its XSDs, the event
+#: loop, SQLite and the robots.txt matcher (each tens of milliseconds of start-up).
+_NOT_FOR_A_PLAIN_WRITE = {
+    "lxml",
+    "asyncio",
+    "sqlite3",
+    "protego",
+    "sitemapkit.validation",
+    "sitemapkit.io.sources.folder",
+    "sitemapkit.writer.incremental",
+}
+
+
+def test_a_plain_write_imports_only_what_it_uses(tmp_path: Path) -> None:
+    src = tmp_path / "u.csv"
+    src.write_text("loc,lastmod\n" + "".join(f"{BASE}p{i},2024-01-02\n" for i in range(3)))
+    code = (
+        "import sys; from sitemapkit.cli.main import run; "
+        f"rc = run(['write', {str(src)!r}, '-o', {str(tmp_path / 'o')!r}, "
+        f"'--base-url', {BASE!r}, '--gzip']); "
+        "print('modules:', rc, *sorted(sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    words = done.stdout.splitlines()[-1].split()  # after the table
+    assert words[:2] == ["modules:", "0"], done.stderr
+    loaded = {m.split(".")[0] if not m.startswith("sitemapkit") else m for m in words[2:]}
+    assert not _NOT_FOR_A_PLAIN_WRITE & loaded
+    assert (tmp_path / "o" / "sitemap.xml.gz").exists()
+
+
+def test_the_lastmod_from_default_is_every_folder_source() -> None:
+    from sitemapkit.cli.write import LASTMOD_DEFAULT
+    from sitemapkit.io.sources.folder import LASTMOD_SOURCES
+
+    assert ",".join(LASTMOD_SOURCES) == LASTMOD_DEFAULT

@@ -3,18 +3,28 @@
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 import click
 
 from .. import Finding, InputError, SitemapWriter, WriteResult
 from ..io.sources import write_inputs
-from ..io.sources.folder import LASTMOD_SOURCES, FolderOptions
 from . import option
-from .validate import StatusLine
+
+if TYPE_CHECKING:
+    # the folder source (an HTML reader) and the validator are imported only when used:
+    # a plain write starts without lxml, the XSDs and the HTTP stack
+    from ..io.sources.folder import FolderOptions
+    from .validate import StatusLine
+
+#: ``--lastmod-from``'s default: every source of the folder reader, in its order
+#: (``io.sources.folder.LASTMOD_SOURCES``; a test keeps them the same).
+LASTMOD_DEFAULT: Final = "page,git,mtime"
 
 
 def _size(n: int) -> str:
@@ -110,7 +120,7 @@ def print_table(result: WriteResult, gzip: bool, elapsed: float) -> None:
 )
 @click.option(
     "--lastmod-from",
-    default=",".join(LASTMOD_SOURCES),
+    default=LASTMOD_DEFAULT,
     show_default=True,
     metavar="SOURCES",
     help="Folder input: where lastmod comes from, in order (page, git, mtime), or none.",
@@ -168,8 +178,8 @@ def write(
     content last changed (a content_hash column, --content-from DIR, or else the entry
     itself), URLs keep their shard, and unchanged shard files keep their bytes and mtime.
     """
-    status = StatusLine.on_terminal() if validate_output else None
-    folder = _folder_options(clean_urls, include, exclude, lastmod_from, out, name)
+    status = _status_line(validate_output)
+    folder = _folder_options(inputs, clean_urls, include, exclude, lastmod_from, out, name)
     writer = new_writer(
         out,
         base_url,
@@ -236,14 +246,31 @@ def new_writer(
         raise click.BadParameter(str(exc)) from None
 
 
+def _status_line(validate_output: bool) -> StatusLine | None:
+    """``--validate``'s progress line on a terminal (the validator imported only then)."""
+    if not validate_output:
+        return None
+    from .validate import StatusLine
+
+    return StatusLine.on_terminal()
+
+
 def _folder_options(
+    inputs: tuple[str, ...],
     clean_urls: bool,
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     lastmod_from: str,
     out: str,
     name: str,
-) -> FolderOptions:
+) -> FolderOptions | None:
+    """The folder reader's options; ``None`` when no input is a folder and
+    ``--lastmod-from`` is its default, so that the folder source (lxml, the HTML reader)
+    is imported only when used."""
+    if lastmod_from == LASTMOD_DEFAULT and not any(i != "-" and os.path.isdir(i) for i in inputs):
+        return None
+    from ..io.sources.folder import LASTMOD_SOURCES, FolderOptions
+
     sources = tuple(s.strip().lower() for s in lastmod_from.split(",") if s.strip())
     if sources == ("none",):
         sources = ()
@@ -268,7 +295,7 @@ def _write_all(
     writer: SitemapWriter,
     inputs: tuple[str, ...],
     start: float,
-    folder: FolderOptions,
+    folder: FolderOptions | None,
     strict_columns: bool,
 ) -> list[str]:
     """Write every input; on a terminal, with a progress line on stderr."""

@@ -33,8 +33,6 @@ from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urljoin, urlsplit
 
-from protego import Protego
-
 from .finding import Finding, Severity
 from .robotsfile import ABSOLUTE, MAX_ROBOTS_BYTES, split_record
 from .rules import severity
@@ -345,6 +343,8 @@ def _disallowed(
         return []
     if _ESCAPED.search(text):  # Protego takes text that encodes as UTF-8
         text = text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    from protego import Protego  # with its logging: imported only for this check
+
     matcher = Protego.parse(text)
     return [
         Finding(

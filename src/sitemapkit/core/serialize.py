@@ -12,6 +12,7 @@ to :func:`url_entry` of each row (tested), or ``None`` when any value is not pla
 
 from __future__ import annotations
 
+import itertools
 import re
 from array import array
 from collections.abc import Callable, Iterable, Iterator
@@ -314,6 +315,9 @@ _LOC_ESCAPES: Final = tuple(
 )
 _PRIORITIES: Final = frozenset(p.encode() for p in PRIORITY_TEXTS)
 _CHANGEFREQS: Final = frozenset(c.encode() for c in CHANGEFREQS)
+#: The columns whose values are among a few (checked for each block).
+_DOMAINS: Final = {"changefreq": _CHANGEFREQS, "priority": _PRIORITIES}
+_HEAD: Final = b"<url><loc>"
 
 
 class EntryBlock(NamedTuple):
@@ -347,17 +351,27 @@ class BlockFormatter:
         # path's location check finds; under a root base every path stays inside.
         self.dots = urlsplit(base_url).path != "/"
         order = [c for c in BASIC_COLUMNS if c in columns]
-        self.order = order
-        width = 2 * len(order) + 1
-        # [<url><loc>, LOC, </loc><lastmod>, LASTMOD, ..., </priority></url>\n]
-        merged: list[str] = ["<url><loc>"]
-        for i, c in enumerate(order):
-            merged.append("")
-            nxt = order[i + 1] if i + 1 < len(order) else None
-            merged.append(f"</{c}>" + (_OPEN[nxt] if nxt else "</url>\n"))
-        assert len(merged) == width
-        self.template = [part.encode() for part in merged]
-        self.width = width
+        # The free columns (loc, lastmod) come first in the element order; each entry's
+        # end, from the last free value's end tag to the next entry's <url><loc>, is one
+        # of a few byte strings, as changefreq and priority take a few values (checked
+        # in format()): a join of 4 parts an entry instead of 9 (a third of the time).
+        free = [c for c in order if c not in _DOMAINS]
+        self.free = free
+        self.fixed = [c for c in order if c in _DOMAINS]
+        # [LOC, </loc><lastmod>, LASTMOD, </lastmod>...</url>\n<url><loc>] for each entry
+        parts = [b""] * (2 * len(free))
+        for i, c in enumerate(free[:-1]):
+            parts[2 * i + 1] = f"</{c}>{_OPEN[free[i + 1]]}".encode()
+        self.template = parts
+        self.ends: dict[object, bytes] = {}
+        for values in itertools.product(*(sorted(_DOMAINS[c]) for c in self.fixed)):
+            inner = b"".join(
+                b"<%s>%s</%s>" % (c.encode(), v, c.encode())
+                for c, v in zip(self.fixed, values, strict=True)
+            )
+            end = b"</%s>%s</url>\n%s" % (free[-1].encode(), inner, _HEAD)
+            self.ends[values[0] if len(values) == 1 else values] = end
+        parts[-1] = self.ends[()] if not self.fixed else b""
 
     def format(self, data: bytes) -> EntryBlock | None:
         """Entry lines, their count and loc hashes for a block of whole input lines.
@@ -428,8 +442,13 @@ class BlockFormatter:
             if not set(cols["priority"]) <= _PRIORITIES:
                 return None
             values["priority"] = cols["priority"]
+        w = len(self.template)
         out = self.template * n
-        w = self.width
-        for i, c in enumerate(self.order):
-            out[2 * i + 1 :: w] = values[c]
-        return EntryBlock(b"".join(out), n, hashes, values.get("lastmod"))
+        for i, c in enumerate(self.free):
+            out[2 * i :: w] = values[c]
+        fixed = [values[c] for c in self.fixed]
+        if fixed:
+            keys = fixed[0] if len(fixed) == 1 else zip(*fixed, strict=True)
+            out[w - 1 :: w] = map(self.ends.__getitem__, keys)
+        out[-1] = out[-1][: -len(_HEAD)]  # no entry after the last
+        return EntryBlock(_HEAD + b"".join(out), n, hashes, values.get("lastmod"))

@@ -46,7 +46,6 @@ the child running for the other requests; :meth:`AsyncChild.close` stops it.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import io
 import os
@@ -64,7 +63,12 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Final, NoReturn, Protocol, Self, TypeVar
+from typing import IO, TYPE_CHECKING, Any, Final, NoReturn, Protocol, Self, TypeVar
+
+if TYPE_CHECKING:
+    # only AsyncChild needs asyncio, and only under a running loop: the writer's forked
+    # children and the tree process start without it (40 ms of imports)
+    import asyncio
 
 from ..errors import SitemapError
 from .resource import Closeable
@@ -499,6 +503,8 @@ class AsyncChild:
 
     async def start(self) -> None:
         """Start the child (raises OSError when it cannot be started)."""
+        import asyncio
+
         argv, env = _command(self.target)
         self.proc = await asyncio.create_subprocess_exec(
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, env=env
@@ -512,6 +518,8 @@ class AsyncChild:
         return ChildGone(f"{self.name} exited unexpectedly (exit code {code})", code)
 
     def send(self, obj: object) -> asyncio.Future[object]:
+        import asyncio
+
         fut: asyncio.Future[object] = asyncio.get_running_loop().create_future()
         if self.dead or self.proc is None or self.proc.stdin is None:
             fut.set_exception(self.gone())
@@ -532,6 +540,8 @@ class AsyncChild:
                 await self.proc.stdin.drain()
 
     async def _read(self) -> None:
+        import asyncio
+
         assert self.proc is not None and self.proc.stdout is not None
         stdout = self.proc.stdout
         try:
@@ -554,6 +564,8 @@ class AsyncChild:
 
     async def close(self, grace: float = 2.0) -> None:
         """End the child: close its input, wait ``grace`` seconds, then kill it."""
+        import asyncio
+
         proc = self.proc
         if proc is None:
             return

@@ -14,7 +14,7 @@ the rest, so that a hostile document cannot fill the memory with findings.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -120,6 +120,9 @@ class Scan:
     crowded: set[Place] = field(default_factory=set)
     #: The document is a plain urlset the reader's scanner read whole (see plain_pass).
     plain: bool = False
+    #: The entries' byte spans (``lint.checks.position.entry_spans``), when the pass ran
+    #: in another process, which finds them while the reader reads.
+    spans: Sequence[int] | None = None
 
 
 def place(f: Finding) -> Place:

@@ -6,8 +6,10 @@ started, framed and stopped by :mod:`sitemapkit.io.child`, the one child-process
 fresh interpreter: the validator runs a thread pool, so it never forks). One document at a
 time: its uncompressed bytes travel as a raw frame beside ``(where, ctx, limits)`` (a
 :class:`~sitemapkit.io.child.Bulk`, no pickled copy of a large document); its findings
-and entry anchors (never a tree) come back. On any of :data:`FAILURES` the caller goes on
-with the pass in its own process.
+and entry anchors (never a tree) come back, with the entries' byte spans, found here
+while the reader reads, so that placing findings and alternates there reads only their
+entries' tags. On any of :data:`FAILURES` the caller goes on with the pass in its own
+process.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Final, cast
 
 from ..io.child import Bulk, Child, ChildError, serve
 from ..lint.checks import Context, entry_anchors
+from ..lint.checks.position import entry_spans
 from ..lint.tree import DEFAULTS, Scan, TreeLimits, tree_pass
 
 __all__ = ["FAILURES", "TreeProcess", "two_cores"]
@@ -62,6 +65,10 @@ def _pass(request: object) -> Scan:  # pragma: no cover - runs in the tree proce
     if scan.root is not None:
         scan.anchors = list(entry_anchors(scan.root, scan.kind))
         scan.root = None
+    if scan.kind in ("urlset", "sitemapindex") and not scan.plain:
+        # the reader's process would read every tag again to place a finding or an
+        # alternate (seconds for a large document); here it runs beside the reader
+        scan.spans = entry_spans(request.data, scan.kind)
     return scan
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from ..core import limits
 from ..core.model import Alternate, Url
@@ -19,10 +19,12 @@ from ..core.serialize import EntryBlock
 from ..io.resource import Closeable
 from ..io.sources import PlainFile, Progress
 from . import parallel
-from .incremental import IncrementalRun
 from .result import WriteResult
 from .settings import Check, settings
 from .stream import StreamRun
+
+if TYPE_CHECKING:
+    from .incremental import IncrementalRun
 
 __all__ = ["SitemapWriter"]
 
@@ -101,6 +103,8 @@ class SitemapWriter(Closeable):
         if state is None:
             self._run = self._stream = StreamRun(s, self.result)
         else:
+            from .incremental import IncrementalRun  # SQLite, imported for a --state run
+
             self._run = IncrementalRun(s, self.result, state)
         self._closed = False
 

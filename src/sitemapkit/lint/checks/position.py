@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import functools
 import re
+from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -42,6 +43,7 @@ __all__ = [
     "Pending",
     "element_path",
     "entry_anchors",
+    "entry_spans",
     "line_columns",
     "place_findings",
     "resolve_places",
@@ -235,8 +237,18 @@ class Locator:
     tab is one, the byte order mark none), lines count line feeds as libxml2 does.
     """
 
-    def __init__(self, data: bytes, kind: str | None, *, plain: bool = False) -> None:
+    def __init__(
+        self,
+        data: bytes,
+        kind: str | None,
+        *,
+        plain: bool = False,
+        spans: Sequence[int] | None = None,
+    ) -> None:
         self.data, self.kind, self.plain = data, kind, plain
+        #: The entries' byte spans (:func:`entry_spans`), when another process found them
+        #: while this one read the document: then no tags are read but the wanted entries'.
+        self.given = spans
 
     def place(self, wanted: Iterable[tuple[int, str | None]]) -> dict[tuple[int, str | None], int]:
         """Byte offsets of ``(entry ordinal, element path)``: the element's start tag (or
@@ -303,46 +315,53 @@ class Locator:
 
     def _entries(self, ordinals: set[int]) -> dict[int, list[_Tag]]:
         data = self.data
-        last = max(ordinals)
-        entry_name = b"url" if self.kind == "urlset" else b"sitemap"
-        out: dict[int, list[_Tag]] = {}
-        depth, ordinal = 0, -1
-        current: list[_Tag] | None = None
-        has_loc = False
-        for m in _TOKEN.finditer(data, _xml_start(data)):
-            name = m.group(2)
-            if name is None:
-                continue
-            local = name.rpartition(b":")[2]
-            if m.group(1):  # an end tag
-                depth -= 1
-                if current is not None:
-                    current.append((m.start(), depth - 1, local, b"", 0, True))
-                    if depth == 1:
-                        if has_loc and ordinal in ordinals:
-                            out[ordinal] = current
-                            if ordinal >= last:
-                                break
-                        current = None
-                continue
-            attrs = m.group(3)
-            empty = attrs.endswith(b"/")
-            if depth == 1 and local == entry_name:
-                current, has_loc = [], False
-            if current is not None:
-                current.append((m.start(), depth - 1, local, attrs, m.start(3), False))
-                if depth == 2 and local == b"loc" and not has_loc:
-                    has_loc = True
-                    ordinal += 1
-                if empty:
-                    current.append((m.end(), depth - 1, local, b"", 0, True))
-            if not empty:
-                depth += 1
-            elif depth == 1 and current is not None:  # <url/>
-                if has_loc and ordinal in ordinals:
-                    out[ordinal] = current
-                current = None
-        return out
+        spans = self.given
+        if spans is None:
+            spans = entry_spans(data, self.kind, max(ordinals))
+        return {
+            n: _tags(data, spans[2 * n], spans[2 * n + 1]) for n in ordinals if 2 * n < len(spans)
+        }
+
+
+def entry_spans(data: bytes, kind: str | None, last: int = -1) -> array[int]:
+    """The byte spans of the entries that have a ``<loc>``, flat: ``start, end`` of the
+    entry of ordinal ``n`` at ``2n`` and ``2n + 1`` (from its start tag to the end of its
+    end tag, so that :func:`_tags` reads its tags); up to ordinal ``last`` (-1: all).
+
+    The tags are read from the start of the XML, as the reader nests them: a ``<loc>``
+    two levels down starts an entry's ordinal (its first one), comments, CDATA, PIs and
+    a DOCTYPE are skipped whole. Tokens read from an entry's start tag are the ones read
+    from the start of the document, so its span holds exactly its tags.
+    """
+    entry_name = b"url" if kind == "urlset" else b"sitemap"
+    out = array("q")
+    depth, ordinal, start = 0, -1, -1
+    has_loc = False
+    for m in _TOKEN.finditer(data, _xml_start(data)):
+        name = m.group(2)
+        if name is None:
+            continue
+        if m.group(1):  # an end tag
+            depth -= 1
+            if depth == 1 and start >= 0:
+                if has_loc:
+                    out.append(start)
+                    out.append(m.end())
+                    if ordinal == last:
+                        break
+                start = -1
+            continue
+        local = name.rpartition(b":")[2]
+        if depth == 1 and local == entry_name:
+            start, has_loc = m.start(), False
+        elif depth == 2 and start >= 0 and not has_loc and local == b"loc":
+            has_loc = True
+            ordinal += 1
+        if not m.group(3).endswith(b"/"):
+            depth += 1
+        elif depth == 1:  # <url/>: no loc, no ordinal
+            start = -1
+    return out
 
 
 def _simple(path: str | None) -> bytes | None:
