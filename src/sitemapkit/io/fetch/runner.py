@@ -46,6 +46,7 @@ from .document import Document, Emit, LocalDocument, RemoteDocument, RobotsBody
 from .guard import Guard, Unresolved
 from .hold import Batch, Holder
 from .options import FetchOptions, Progress
+from .wire import Wire
 from .worker import ParserArgs, PlainUrls, Pool
 
 __all__ = ["Runner"]
@@ -91,16 +92,19 @@ class Runner:
         self.flow = flow
         self.opts = opts
         self.out = out
-        client = opts.client
-        self._own_client = client is None
-        self.client = client or new_client(
-            headers={
-                "User-Agent": opts.user_agent,
-                "Accept": _ACCEPT,
-                "Accept-Encoding": "gzip, deflate",
-            },
-            timeout=opts.timeout,
-            concurrency=opts.concurrency,
+        self._client = opts.client
+        self._own_client = opts.client is None
+        self._headers = {
+            "User-Agent": opts.user_agent,
+            "Accept": _ACCEPT,
+            "Accept-Encoding": "gzip, deflate",
+        }
+        # Our own crawls send what they can over the wire (a tenth of httpx's CPU per
+        # request); a caller's client is used for every request, as documented.
+        self.wire = (
+            Wire(headers=self._headers, timeout=opts.timeout, max_idle=opts.concurrency)
+            if opts.client is None
+            else None
         )
         self.cache = Cache(opts.cache_path) if opts.cache_path is not None else None
         workers = opts.parser_workers
@@ -115,6 +119,16 @@ class Runner:
         self.deadlines = Deadlines(opts)
         self._stopped = False
 
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """The httpx client: the caller's, or our own, made when first needed (building
+        one loads the CA certificates, ~0.1 s: a crawl over the wire alone never does)."""
+        if self._client is None:
+            self._client = new_client(
+                headers=self._headers, timeout=self.opts.timeout, concurrency=self.opts.concurrency
+            )
+        return self._client
+
     async def aclose(self) -> None:
         try:
             if self.pool is not None:
@@ -122,8 +136,12 @@ class Runner:
         finally:
             if self.holder is not None:
                 self.holder.close()
-            if self._own_client:
-                await self.client.aclose()
+            try:
+                if self.wire is not None:
+                    await self.wire.aclose()
+            finally:
+                if self._own_client and self._client is not None:
+                    await self._client.aclose()
 
     @staticmethod
     def _now() -> float:
@@ -134,8 +152,14 @@ class Runner:
     async def run(self) -> None:
         flow = self.flow
         tasks: set[asyncio.Task[None]] = set()
+        finished: list[asyncio.Task[None]] = []
         room = self.opts.concurrency * 4  # queued tasks beyond the semaphores stay cheap
-        waiter: asyncio.Task[bool] | None = None
+
+        def done(task: asyncio.Task[None]) -> None:
+            # told by each task as it ends: one wake-up a request, not a wait over all
+            finished.append(task)
+            self._wake.set()
+
         self.deadlines.start(self._now())
         # a progress line shows how long it has waited: wake up to say so
         tick = 0.25 if self.opts.progress is not None else None
@@ -144,10 +168,14 @@ class Runner:
                 if not self._stopped and self._now() >= self.deadlines.end:
                     self._stopped = True
                     flow.stop(self.deadlines.stop_reason())
+                while finished:
+                    task = finished.pop()
+                    tasks.discard(task)
+                    task.result()  # a bug in _fetch: let it out
                 for req in flow.next_requests(max(room - len(tasks), 0)):
-                    tasks.add(asyncio.create_task(self._fetch(req)))
-                if self.pool is not None and flow.sitemap_count >= 2:
-                    self.pool.start_soon()
+                    task = asyncio.create_task(self._fetch(req))
+                    task.add_done_callback(done)
+                    tasks.add(task)
                 if self.opts.progress is not None:
                     self.opts.progress(_progress(flow, self._fetching.values(), self._now()))
                 if not tasks:
@@ -155,18 +183,12 @@ class Runner:
                 self._wake.clear()
                 # wake up when a request ends, an index queued new children, the crawl's
                 # deadline passes (the requests in flight end by their own), or to tell
-                waiter = asyncio.create_task(self._wake.wait())
                 left = None if self._stopped else max(self.deadlines.end - self._now(), 0.0)
                 if tick is not None:
                     left = tick if left is None else min(left, tick)
-                done, _ = await asyncio.wait(
-                    [*tasks, waiter], timeout=left, return_when=asyncio.FIRST_COMPLETED
-                )
-                waiter.cancel()
-                for task in done:
-                    if task is not waiter:
-                        tasks.discard(task)
-                        task.result()  # a bug in _fetch: let it out
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(left):
+                        await self._wake.wait()
             if self.holder is not None:
                 await self.holder.release()  # what a skipped request held back
             report = self.opts.report
@@ -175,13 +197,11 @@ class Runner:
                 # what was not read: said once, by nothing_found when nothing was
                 report.findings.extend([nothing] if nothing else flow.tree.unread_findings())
         finally:
-            if waiter is not None:
-                waiter.cancel()
             for task in tasks:
+                task.remove_done_callback(done)
                 task.cancel()
-            pending = [*tasks, *([waiter] if waiter is not None else [])]
-            if pending:
-                await asyncio.gather(*pending, return_exceptions=True)
+            if tasks:
+                await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _emit_records(self, req: FetchRequest, records: Sequence[Record]) -> None:
         flow = self.flow
@@ -206,6 +226,8 @@ class Runner:
         self, req: FetchRequest, final_url: str, emit: Emit, length: int | None
     ) -> Document:
         args = ParserArgs(final_url, req.max_bytes, self.opts.strict)
+        # workers start with the first document that needs one (pool.acquire): a crawl of
+        # small documents only starts none (each would import the package: ~0.3 s of CPU)
         small = length is not None and length <= _SMALL
         if (
             self.pool is not None
@@ -339,14 +361,9 @@ class Runner:
                     state.started = self._now()
                 cutoff = self.deadlines.cutoff(state)
                 try:
-                    request = self.client.build_request(
-                        "GET", url, headers=headers, timeout=httpx.Timeout(self.opts.timeout)
-                    )
                     # the whole head within `timeout`: a trickle of it resets httpx's own
                     async with asyncio.timeout_at(min(self._now() + self.opts.timeout, cutoff)):
-                        response = await self.client.send(
-                            request, stream=True, follow_redirects=False
-                        )
+                        response = await self._send(url, headers)
                 except (httpx.TimeoutException, TimeoutError) as exc:
                     if self._now() >= cutoff:
                         raise self.deadlines.late(state, self._now()) from exc
@@ -386,6 +403,16 @@ class Runner:
                     return
                 finally:
                     await response.aclose()
+
+    async def _send(self, url: str, headers: dict[str, str]) -> httpx.Response:
+        """``GET url``, its body not read yet: over the wire when it can, else by httpx."""
+        wire = self.wire
+        if wire is not None and wire.handles(url):
+            return await wire.get(url, headers)
+        request = self.client.build_request(
+            "GET", url, headers=headers, timeout=httpx.Timeout(self.opts.timeout)
+        )
+        return await self.client.send(request, stream=True, follow_redirects=False)
 
     async def _open(
         self, req: FetchRequest, state: FetchState, emit: Emit, length: int | None = None
