@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import ssl
+import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
 from sitemapkit.core.discovery import SitemapTree
+from sitemapkit.io.fetch import aiter_records
 from sitemapkit.io.fetch import runner as runner_module
 from sitemapkit.io.fetch.wire import Wire
 
@@ -24,12 +28,6 @@ from ..site import Reply, Site
 from .test_fetch import by_url, crawl, index, urlset
 
 NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
-
-
-@pytest.fixture
-def site() -> Iterator[Site]:
-    with Site() as s:
-        yield s
 
 
 def chunked(*pieces: bytes) -> Reply:
@@ -61,8 +59,6 @@ def both(target: str, **kwargs: Any) -> tuple[Any, Any]:
 
     async def through_httpx() -> tuple[list[tuple[str, str]], SitemapTree]:
         async with httpx.AsyncClient() as client:
-            from sitemapkit.io.fetch import aiter_records
-
             options = {"workers": 0, "retries": 0, "client": client, **kwargs}
             async with aiter_records(target, **options) as stream:
                 pairs = [(r.loc, src) async for r, src in stream]
@@ -118,8 +114,6 @@ def test_small_documents_parsed_here_give_what_a_worker_gives(
 
     def read(workers: int) -> tuple[list[Any], dict[str, tuple[Any, ...]]]:
         async def main() -> tuple[list[Any], SitemapTree]:
-            from sitemapkit.io.fetch import aiter_records
-
             async with aiter_records(site.url("/i.xml"), workers=workers, retries=0) as stream:
                 records = [(r, src) async for r, src in stream]
             return records, stream.tree
@@ -218,3 +212,36 @@ def test_idle_connections_are_bounded_across_origins() -> None:
         assert asyncio.run(main(a, b)) == 3
         assert a.connections == 2 and b.connections == 1
         assert all(r.headers["user-agent"] == "t" for r in a.log)
+
+
+def test_https_over_the_wire_reads_as_through_httpx(
+    site: Site, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loopback server behind TLS (a certificate for 127.0.0.1 made by openssl and
+    trusted through SSL_CERT_FILE, as httpx's context reads it): the same records, over
+    one kept connection."""
+    key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
+    make = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1"
+    make += " -addext subjectAltName=IP:127.0.0.1"
+    subprocess.run([*make.split(), "-keyout", key, "-out", cert], check=True, capture_output=True)
+    server_side = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server_side.load_cert_chain(cert, key)
+    site.server.socket = server_side.wrap_socket(site.server.socket, server_side=True)
+    monkeypatch.setenv("SSL_CERT_FILE", str(cert))
+    base = site.base.replace("http://", "https://")
+    site["/i.xml"] = index(*(f"{base}/s{i}.xml" for i in range(5)))
+    for i in range(5):
+        site[f"/s{i}.xml"] = urlset(f"https://e.com/{i}")
+    pairs, tree = crawl(f"{base}/i.xml", per_host=1)
+    assert [loc for loc, _ in pairs] == [f"https://e.com/{i}" for i in range(5)] and tree.ok
+    assert site.connections == 1
+
+    async def through_httpx() -> list[tuple[str, str]]:
+        context = ssl.create_default_context(cafile=str(cert))
+        async with (
+            httpx.AsyncClient(verify=context) as client,
+            aiter_records(f"{base}/i.xml", workers=0, client=client) as stream,
+        ):
+            return [(r.loc, src) async for r, src in stream]
+
+    assert asyncio.run(through_httpx()) == pairs

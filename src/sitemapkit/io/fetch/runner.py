@@ -39,14 +39,14 @@ from ...core.discovery import DiscoveryFlow, FetchRequest, FetchResponse
 from ...core.model import SitemapRef
 from ...core.parse import Record
 from ...errors import FetchError, SitemapError
-from ..http import describe, new_client, retry_after_seconds
+from ..http import describe, retry_after_seconds
 from .cache import Cache, CacheEntry
 from .decode import ContentDecoder
 from .document import Document, Emit, LocalDocument, RemoteDocument, RobotsBody
 from .guard import Guard, Unresolved
 from .hold import Batch, Holder
 from .options import FetchOptions, Progress
-from .wire import Wire
+from .wire import Clients
 from .worker import ParserArgs, PlainUrls, Pool
 
 __all__ = ["Runner"]
@@ -92,19 +92,15 @@ class Runner:
         self.flow = flow
         self.opts = opts
         self.out = out
-        self._client = opts.client
-        self._own_client = opts.client is None
-        self._headers = {
-            "User-Agent": opts.user_agent,
-            "Accept": _ACCEPT,
-            "Accept-Encoding": "gzip, deflate",
-        }
-        # Our own crawls send what they can over the wire (a tenth of httpx's CPU per
-        # request); a caller's client is used for every request, as documented.
-        self.wire = (
-            Wire(headers=self._headers, timeout=opts.timeout, max_idle=opts.concurrency)
-            if opts.client is None
-            else None
+        self.clients = Clients(
+            opts.client,
+            headers={
+                "User-Agent": opts.user_agent,
+                "Accept": _ACCEPT,
+                "Accept-Encoding": "gzip, deflate",
+            },
+            timeout=opts.timeout,
+            concurrency=opts.concurrency,
         )
         self.cache = Cache(opts.cache_path) if opts.cache_path is not None else None
         workers = opts.parser_workers
@@ -121,13 +117,8 @@ class Runner:
 
     @property
     def client(self) -> httpx.AsyncClient:
-        """The httpx client: the caller's, or our own, made when first needed (building
-        one loads the CA certificates, ~0.1 s: a crawl over the wire alone never does)."""
-        if self._client is None:
-            self._client = new_client(
-                headers=self._headers, timeout=self.opts.timeout, concurrency=self.opts.concurrency
-            )
-        return self._client
+        """The httpx client (the caller's, or our own, made when first needed)."""
+        return self.clients.http
 
     async def aclose(self) -> None:
         try:
@@ -136,12 +127,7 @@ class Runner:
         finally:
             if self.holder is not None:
                 self.holder.close()
-            try:
-                if self.wire is not None:
-                    await self.wire.aclose()
-            finally:
-                if self._own_client and self._client is not None:
-                    await self._client.aclose()
+            await self.clients.aclose()
 
     @staticmethod
     def _now() -> float:
@@ -363,7 +349,7 @@ class Runner:
                 try:
                     # the whole head within `timeout`: a trickle of it resets httpx's own
                     async with asyncio.timeout_at(min(self._now() + self.opts.timeout, cutoff)):
-                        response = await self._send(url, headers)
+                        response = await self.clients.send(url, headers, self.opts.timeout)
                 except (httpx.TimeoutException, TimeoutError) as exc:
                     if self._now() >= cutoff:
                         raise self.deadlines.late(state, self._now()) from exc
@@ -403,16 +389,6 @@ class Runner:
                     return
                 finally:
                     await response.aclose()
-
-    async def _send(self, url: str, headers: dict[str, str]) -> httpx.Response:
-        """``GET url``, its body not read yet: over the wire when it can, else by httpx."""
-        wire = self.wire
-        if wire is not None and wire.handles(url):
-            return await wire.get(url, headers)
-        request = self.client.build_request(
-            "GET", url, headers=headers, timeout=httpx.Timeout(self.opts.timeout)
-        )
-        return await self.client.send(request, stream=True, follow_redirects=False)
 
     async def _open(
         self, req: FetchRequest, state: FetchState, emit: Emit, length: int | None = None

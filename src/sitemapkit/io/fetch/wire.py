@@ -33,7 +33,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-__all__ = ["KEEPALIVE", "PIECE", "Wire"]
+from ..http import new_client
+
+__all__ = ["KEEPALIVE", "PIECE", "Clients", "Wire"]
 
 #: Seconds an idle connection is kept for the next request to its origin (httpx's default).
 KEEPALIVE: Final = 5.0
@@ -242,6 +244,57 @@ class Wire:
             raise httpx.RemoteProtocolError("A chunk's size line is too long") from exc
         except OSError as exc:
             raise httpx.ReadError(str(exc) or type(exc).__name__) from exc
+
+
+class Clients:
+    """The clients of one crawl: the wire for what it sends, httpx for the rest.
+
+    ``client``: the caller's httpx client, used for every request (as documented); else
+    our own, made when first needed (building one loads the CA certificates, about 0.1 s:
+    a crawl the wire alone reads never does) and closed by :meth:`aclose`.
+    """
+
+    def __init__(
+        self,
+        client: httpx.AsyncClient | None,
+        *,
+        headers: dict[str, str],
+        timeout: float,
+        concurrency: int,
+    ) -> None:
+        self._client = client
+        self._own = client is None
+        self._headers = headers
+        self._timeout = timeout
+        self._concurrency = concurrency
+        self.wire = (
+            Wire(headers=headers, timeout=timeout, max_idle=concurrency) if self._own else None
+        )
+
+    @property
+    def http(self) -> httpx.AsyncClient:
+        if self._client is None:
+            self._client = new_client(
+                headers=self._headers, timeout=self._timeout, concurrency=self._concurrency
+            )
+        return self._client
+
+    async def send(self, url: str, headers: dict[str, str], timeout: float) -> httpx.Response:
+        """``GET url``, its body not read yet: over the wire when it can, else by httpx."""
+        wire = self.wire
+        if wire is not None and wire.handles(url):
+            return await wire.get(url, headers)
+        client = self.http
+        request = client.build_request("GET", url, headers=headers, timeout=httpx.Timeout(timeout))
+        return await client.send(request, stream=True, follow_redirects=False)
+
+    async def aclose(self) -> None:
+        try:
+            if self.wire is not None:
+                await self.wire.aclose()
+        finally:
+            if self._own and self._client is not None:
+                await self._client.aclose()
 
 
 def _split(url: str) -> tuple[Origin, str, str] | None:
