@@ -39,13 +39,14 @@ from ...core.discovery import DiscoveryFlow, FetchRequest, FetchResponse
 from ...core.model import SitemapRef
 from ...core.parse import Record
 from ...errors import FetchError, SitemapError
-from ..http import describe, new_client, retry_after_seconds
+from ..http import describe, retry_after_seconds
 from .cache import Cache, CacheEntry
 from .decode import ContentDecoder
 from .document import Document, Emit, LocalDocument, RemoteDocument, RobotsBody
 from .guard import Guard, Unresolved
 from .hold import Batch, Holder
 from .options import FetchOptions, Progress
+from .wire import Clients
 from .worker import ParserArgs, PlainUrls, Pool
 
 __all__ = ["Runner"]
@@ -91,9 +92,8 @@ class Runner:
         self.flow = flow
         self.opts = opts
         self.out = out
-        client = opts.client
-        self._own_client = client is None
-        self.client = client or new_client(
+        self.clients = Clients(
+            opts.client,
             headers={
                 "User-Agent": opts.user_agent,
                 "Accept": _ACCEPT,
@@ -115,6 +115,11 @@ class Runner:
         self.deadlines = Deadlines(opts)
         self._stopped = False
 
+    @property
+    def client(self) -> httpx.AsyncClient:
+        """The httpx client (the caller's, or our own, made when first needed)."""
+        return self.clients.http
+
     async def aclose(self) -> None:
         try:
             if self.pool is not None:
@@ -122,8 +127,7 @@ class Runner:
         finally:
             if self.holder is not None:
                 self.holder.close()
-            if self._own_client:
-                await self.client.aclose()
+            await self.clients.aclose()
 
     @staticmethod
     def _now() -> float:
@@ -134,8 +138,14 @@ class Runner:
     async def run(self) -> None:
         flow = self.flow
         tasks: set[asyncio.Task[None]] = set()
+        finished: list[asyncio.Task[None]] = []
         room = self.opts.concurrency * 4  # queued tasks beyond the semaphores stay cheap
-        waiter: asyncio.Task[bool] | None = None
+
+        def done(task: asyncio.Task[None]) -> None:
+            # told by each task as it ends: one wake-up a request, not a wait over all
+            finished.append(task)
+            self._wake.set()
+
         self.deadlines.start(self._now())
         # a progress line shows how long it has waited: wake up to say so
         tick = 0.25 if self.opts.progress is not None else None
@@ -144,10 +154,14 @@ class Runner:
                 if not self._stopped and self._now() >= self.deadlines.end:
                     self._stopped = True
                     flow.stop(self.deadlines.stop_reason())
+                while finished:
+                    task = finished.pop()
+                    tasks.discard(task)
+                    task.result()  # a bug in _fetch: let it out
                 for req in flow.next_requests(max(room - len(tasks), 0)):
-                    tasks.add(asyncio.create_task(self._fetch(req)))
-                if self.pool is not None and flow.sitemap_count >= 2:
-                    self.pool.start_soon()
+                    task = asyncio.create_task(self._fetch(req))
+                    task.add_done_callback(done)
+                    tasks.add(task)
                 if self.opts.progress is not None:
                     self.opts.progress(_progress(flow, self._fetching.values(), self._now()))
                 if not tasks:
@@ -155,18 +169,12 @@ class Runner:
                 self._wake.clear()
                 # wake up when a request ends, an index queued new children, the crawl's
                 # deadline passes (the requests in flight end by their own), or to tell
-                waiter = asyncio.create_task(self._wake.wait())
                 left = None if self._stopped else max(self.deadlines.end - self._now(), 0.0)
                 if tick is not None:
                     left = tick if left is None else min(left, tick)
-                done, _ = await asyncio.wait(
-                    [*tasks, waiter], timeout=left, return_when=asyncio.FIRST_COMPLETED
-                )
-                waiter.cancel()
-                for task in done:
-                    if task is not waiter:
-                        tasks.discard(task)
-                        task.result()  # a bug in _fetch: let it out
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(left):
+                        await self._wake.wait()
             if self.holder is not None:
                 await self.holder.release()  # what a skipped request held back
             report = self.opts.report
@@ -175,13 +183,11 @@ class Runner:
                 # what was not read: said once, by nothing_found when nothing was
                 report.findings.extend([nothing] if nothing else flow.tree.unread_findings())
         finally:
-            if waiter is not None:
-                waiter.cancel()
             for task in tasks:
+                task.remove_done_callback(done)
                 task.cancel()
-            pending = [*tasks, *([waiter] if waiter is not None else [])]
-            if pending:
-                await asyncio.gather(*pending, return_exceptions=True)
+            if tasks:
+                await asyncio.gather(*tasks, return_exceptions=True)
 
     async def _emit_records(self, req: FetchRequest, records: Sequence[Record]) -> None:
         flow = self.flow
@@ -206,6 +212,8 @@ class Runner:
         self, req: FetchRequest, final_url: str, emit: Emit, length: int | None
     ) -> Document:
         args = ParserArgs(final_url, req.max_bytes, self.opts.strict)
+        # workers start with the first document that needs one (pool.acquire): a crawl of
+        # small documents only starts none (each would import the package: ~0.3 s of CPU)
         small = length is not None and length <= _SMALL
         if (
             self.pool is not None
@@ -339,14 +347,9 @@ class Runner:
                     state.started = self._now()
                 cutoff = self.deadlines.cutoff(state)
                 try:
-                    request = self.client.build_request(
-                        "GET", url, headers=headers, timeout=httpx.Timeout(self.opts.timeout)
-                    )
                     # the whole head within `timeout`: a trickle of it resets httpx's own
                     async with asyncio.timeout_at(min(self._now() + self.opts.timeout, cutoff)):
-                        response = await self.client.send(
-                            request, stream=True, follow_redirects=False
-                        )
+                        response = await self.clients.send(url, headers, self.opts.timeout)
                 except (httpx.TimeoutException, TimeoutError) as exc:
                     if self._now() >= cutoff:
                         raise self.deadlines.late(state, self._now()) from exc

@@ -262,7 +262,12 @@ class Pool:
         """The least busy live worker and a new document number (OSError: none started)."""
         self.start_soon()
         assert self._starting is not None
-        await asyncio.shield(self._starting)
+        try:
+            await asyncio.shield(self._starting)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            # a Ctrl-C in the start (in fork_exec) left its task with it, and asyncio raised
+            # it to the loop's caller: not once more from each document that waited for it
+            raise OSError("the start of the parser workers was interrupted") from exc
         live = [w for w in self.workers if not w.dead]
         if not live:
             raise ParseError("No parser worker process is running", hint=_HINT)
@@ -272,8 +277,14 @@ class Pool:
         return worker, self._ids
 
     async def stop(self) -> None:
-        if self._starting is not None:
+        starting = self._starting
+        if starting is not None and starting.done():
+            if not starting.cancelled():
+                # a Ctrl-C that landed in the start (in fork_exec) was raised to the
+                # caller already: taken here, not raised again from the clean-up
+                starting.exception()
+        elif starting is not None:
             # not cancelled: a process half started would be left behind
             with contextlib.suppress(OSError):
-                await self._starting
+                await starting
         await asyncio.gather(*(w.child.close() for w in self.workers))
