@@ -165,6 +165,12 @@ class StateStore:
         """
         return now if self.first else self._baseline
 
+    def _flush(self) -> None:
+        if self._rows:
+            locs, entries, fps, contents, flags = zip(*self._rows, strict=True)
+            self._rows = []
+            self.stage(list(locs), list(entries), list(fps), list(contents), bytes(flags))
+
     def stage_one(self, loc: str, entry: bytes, fp: str, content: str | None, flags: int) -> None:
         """Stage one URL (buffered): its entry line, fingerprints (hex) and flags."""
         self._rows.append((loc.encode(), entry, fp.encode(), (content or "").encode(), flags))
@@ -181,23 +187,7 @@ class StateStore:
     ) -> None:
         """Stage URLs in input order: locs (UTF-8), entry lines, fingerprints and content
         hashes in hex (``b""``: none; ``contents`` ``None``: none has one), flags."""
-        self._flush()
-        self._write(locs, entries, fps, contents, flags)
-
-    def _flush(self) -> None:
-        if self._rows:
-            locs, entries, fps, contents, flags = zip(*self._rows, strict=True)
-            self._rows = []
-            self._write(list(locs), list(entries), list(fps), list(contents), bytes(flags))
-
-    def _write(
-        self,
-        locs: list[bytes],
-        entries: list[bytes],
-        fps: list[bytes],
-        contents: list[bytes] | None,
-        flags: bytes,
-    ) -> None:
+        self._flush()  # the rows staged one by one before these
         seq = self.count
         self.count += len(locs)
         self._entries.writelines(entries)

@@ -48,6 +48,7 @@ _LATEST: Final = re.compile(rb"</loc><lastmod>([^<]*)</lastmod>")
 
 
 _RANGE: Final = 4096  # rows looked at together while shards are assigned
+_HELD: Final = 4 * _RANGE  # entry lines held before they go to the shards' files
 
 
 def _ranges(count: int) -> Iterator[tuple[int, int]]:
@@ -280,7 +281,7 @@ class IncrementalRun:
             lines.clear()
 
         entries = st.entries()
-        read = 0
+        read = held = 0
         for lo, hi in _ranges(st.count):
             lines = list(itertools.islice(entries, hi - lo))
             read += len(lines)
@@ -302,9 +303,11 @@ class IncrementalRun:
                             line = entry[:at] + stamp + entry[at:]
                     buf = buffers.setdefault(n, [])
                     buf.append(line)
-            for n, buf in buffers.items():
-                if len(buf) >= _RANGE:
+            held += hi - lo
+            if held >= _HELD:  # bounded however many shards the lines go to
+                for n, buf in buffers.items():
                     spill(n, buf)
+                held = 0
         if read != st.count or next(entries, None) is not None:
             # an entry line holding a newline: never, escape() sees to that
             raise AssertionError(f"{st.count} entries staged, {read} read back")
