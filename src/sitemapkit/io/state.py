@@ -7,21 +7,26 @@ time they last changed. The meta table keeps the time of the first run (``first_
 a URL whose change time is still that one has not changed since the state began, so
 its real change time is unknown (see :meth:`StateStore.baseline`).
 
-A run costs a sequential pass over the state, never a lookup per URL: the entries go
-to a run folder beside the state file (``.NAME.run-PID-…``), their keys (loc, input
-position, fingerprints) to an external sort (:mod:`.extsort`), and the sorted keys are
-merged once with the stored URLs read in loc order (SQLite compares text as its UTF-8
-bytes, as the sort does). The merge fills four columns of fixed-width values, one per
-staged URL, in files the run maps into memory (``mmap``): the shard (the old one, then
-the assigned one; ``DUPLICATE`` for a repeated loc), the change time (an index into
-:attr:`StateStore.times`), the entry's size and its flags. So Python holds nothing per
-URL: 9 bytes a URL are on disk in the columns (plus the entry itself and its sort key),
-and the operating system's page cache decides what is in memory.
+A run costs a sequential pass over the state, never a lookup per URL. The URLs are
+kept in a URL file beside the SQLite file (``NAME.urls-…``, named in the meta table),
+one line per URL in loc order: loc, shard, fingerprint, content hash, change time. The
+run's entries go to a run folder beside the state file (``.NAME.run-PID-…``), their keys
+(loc, input position, fingerprints) to an external sort (:mod:`.extsort`, 64 MiB in
+memory at most), and the sorted keys are merged once with the URL file (bytes order,
+as SQLite's for a state of the earlier format, whose URLs are in its ``urls`` table and
+move to a URL file on the first run). The merge writes the new URL file as it goes and
+fills columns of fixed-width values, one per staged URL, in files the run maps into
+memory (``mmap``): the shard (the old one, then the assigned one; ``DUPLICATE`` for a
+repeated loc), the change time (an index into :attr:`StateStore.times`), the entry's
+size, its flags and its line's offset in the new URL file. So Python holds nothing per
+URL: 21 bytes a URL are in the columns on disk, beside the entry, its key and its line
+of the URL file, and the operating system's page cache decides what is in memory.
 
-The stored state is written in the run's one transaction (begun when the store opens,
-committed by :meth:`StateStore.commit`): only the URLs that are new, changed or moved
-and those removed, in loc order, so a crash leaves either the old or the new state
-and a run that changes little writes little.
+:meth:`StateStore.commit` completes the new URL file (the shards assigned in the run),
+syncs it to disk, then in the run's one transaction (begun when the store opens) names
+it in the meta table and records the removed URLs, the shards and the digests of the
+shard files written; the file it replaces is deleted after. A crash leaves the old
+state or the new one (a URL file no state names is deleted by the next run).
 """
 
 from __future__ import annotations
