@@ -22,7 +22,8 @@ T2 = dt.datetime(2024, 2, 1, 12, 0, tzinfo=dt.UTC)
 def run(
     out: Path, state: Path, rows: list[tuple[str, str | None]], now: dt.datetime, **kw: object
 ) -> sk.WriteResult:
-    with sk.SitemapWriter(out, base_url=BASE, state=state, now=now, max_urls=10, **kw) as w:  # type: ignore[arg-type]
+    opts = {"max_urls": 10, **kw}
+    with sk.SitemapWriter(out, base_url=BASE, state=state, now=now, **opts) as w:  # type: ignore[arg-type]
         for loc, content in rows:
             w.add(BASE + loc, content_hash=content)
     return w.result
@@ -130,14 +131,8 @@ def test_state_belongs_to_one_output(tmp_path: Path) -> None:
         run(tmp_path / "b", state, [("a", None)], T1)
 
 
-def test_killed_mid_run_recovers(tmp_path: Path) -> None:
-    import time
-
-    out, state = tmp_path / "out", tmp_path / "s.sqlite"
-    rows = "".join(f"{BASE}p{i},v1\n" for i in range(20_000))
-    src = tmp_path / "in.csv"
-    src.write_text("loc,content_hash\n" + rows)
-    cmd = [
+def _write_cmd(src: Path, out: Path, state: Path) -> list[str]:
+    return [
         sys.executable,
         "-m",
         "sitemapkit",
@@ -150,30 +145,169 @@ def test_killed_mid_run_recovers(tmp_path: Path) -> None:
         "--state",
         str(state),
         "--max-urls",
-        "1000",
+        "200",
         "--gzip",
     ]
+
+
+def _published(out: Path) -> dict[str, bytes]:
+    return {n: b for n, (b, _) in snapshot(out).items()}
+
+
+def test_killed_at_many_moments_leaves_old_or_new_and_recovers(tmp_path: Path) -> None:
+    """kill -9 at moments spread over a whole --state run (reading, the merge, the
+    state's own writes, the shards, the publish): the published set is the old one or
+    the new one whole, the state names files that exist, and the next run completes it
+    so that the state agrees with what is published."""
+    import random
+    import time
+
+    from sitemapkit.io.state import changed_in_last_run
+
+    out, state, src = tmp_path / "out", tmp_path / "s.sqlite", tmp_path / "in.csv"
+    cmd = _write_cmd(src, out, state)
+    rows = "".join(f"{BASE}p{i},v0\n" for i in range(2_000))
+    src.write_text("loc,content_hash\n" + rows)
+    start = time.monotonic()
     subprocess.run(cmd, check=True, capture_output=True)
-    old = {n: b for n, (b, _) in snapshot(out).items()}
-    src.write_text("loc,content_hash\n" + rows.replace(",v1", ",v2"))
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and proc.poll() is None:
-        staged = [p for p in tmp_path.iterdir() if p.name.startswith(".out.sitemapkit-")]
-        if staged and any(len(os.listdir(s)) >= 3 for s in staged):
-            break  # it is writing shards
-        time.sleep(0.005)
-    proc.kill()
-    proc.wait()
-    mid = {n: b for n, (b, _) in snapshot(out).items()}
-    subprocess.run(cmd, check=True, capture_output=True)  # the next run
-    new = {n: b for n, (b, _) in snapshot(out).items()}
-    assert mid in (old, new)  # never a mix
-    assert new != old
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
-    # every page changed in the killed run's input: all lastmods moved together
-    assert len(set(lastmods(out).values())) == 1
-    assert None not in lastmods(out).values()
+    whole = time.monotonic() - start  # a run that writes every shard, as the ones below
+    rng = random.Random(15)
+    moments = 8
+    outcomes = set()
+    for k in range(moments):
+        old = _published(out)
+        src.write_text("loc,content_hash\n" + rows.replace(",v0", f",v{k + 1}"))
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(whole * (k + rng.random()) / moments)
+        proc.kill()
+        proc.wait()
+        mid = _published(out)
+        list(changed_in_last_run(state))  # the state names a URL file that exists
+        done = subprocess.run(cmd, check=True, capture_output=True, text=True)  # the next run
+        new = _published(out)
+        assert mid in (old, new)  # never a mix
+        outcomes.add("old" if mid == old else "new")
+        assert new != old
+        assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no staging
+        assert len([p for p in tmp_path.iterdir() if ".urls-" in p.name]) == 1
+        # every page changed in the killed run's input: all lastmods moved together
+        assert len(set(lastmods(out).values())) == 1
+        assert None not in lastmods(out).values()
+        assert "2,000 unchanged" in done.stdout or "2,000 changed" in done.stdout
+        again = subprocess.run(cmd, check=True, capture_output=True, text=True)
+        assert "0 added, 0 changed, 0 removed, 2,000 unchanged" in again.stdout
+        assert "rewritten: nothing" in again.stdout
+        assert _published(out) == new
+    assert outcomes == {"old", "new"}  # the moments reached both sides of the publish
+
+
+def test_a_big_rerun_keeps_shards_and_counts_exactly(tmp_path: Path) -> None:
+    """More URLs than the merge takes in one block: blocks of unchanged URLs go at once,
+    the others one by one, and the outcome is the same as URL by URL."""
+    from sitemapkit.io.state import changed_in_last_run
+
+    out, state = tmp_path / "out", tmp_path / "s.sqlite"
+    rows = [(f"p{i:05d}&x", f"v1-{i}") for i in range(12_000)]
+    kw = {"max_urls": 1000}
+
+    def shard_of() -> dict[str, str]:
+        return {loc: p.name for p in out.iterdir() if p.name != "sitemap.xml" for loc in _locs(p)}
+
+    first = run(out, state, rows, T1, **kw)
+    assert first.changes["added"] == 12_000
+    before_shards, before = shard_of(), snapshot(out)
+    second_rows = list(rows)
+    second_rows[5_000] = ("p05000&x", "v2")  # changed (shard 6)
+    del second_rows[9_000]  # removed (shard 10)
+    second_rows.insert(100, ("zz-new", "v1"))  # new: the last shard is full, so a new one
+    second_rows.append(("p00007&x", "v9"))  # a repeat: the first occurrence stays
+    second = run(out, state, second_rows, T2, **kw)
+    assert second.changes == {"added": 1, "changed": 1, "unchanged": 11_998, "removed": 1}
+    assert second.duplicates == 1
+    assert second.duplicate_examples == [BASE + "p00007&x"]
+    assert sorted(second.rewritten) == ["sitemap-10.xml", "sitemap-13.xml", "sitemap-6.xml"]
+    after_shards, after = shard_of(), snapshot(out)
+    moved = {loc for loc, name in after_shards.items() if before_shards.get(loc, name) != name}
+    assert moved == set()  # every URL stayed in its shard
+    assert after_shards[BASE + "zz-new"] == "sitemap-13.xml"
+    for n in (1, 2, 3, 4, 5, 7, 8, 9, 11, 12):
+        assert after[f"sitemap-{n}.xml"] == before[f"sitemap-{n}.xml"]  # bytes and mtime
+    assert list(changed_in_last_run(state)) == [
+        BASE + "p05000&x",
+        BASE + "p09000&x",
+        BASE + "zz-new",
+    ]
+    third = run(out, state, second_rows, T2, **kw)
+    assert third.changes["unchanged"] == 12_000
+    assert third.rewritten == []
+
+
+def _locs(path: Path) -> list[str]:
+    return [u.text for u in parse(path).iterfind("s:url/s:loc", NS)]
+
+
+def test_a_state_of_the_earlier_format_is_taken_over(tmp_path: Path) -> None:
+    """A state file that keeps its URLs in SQLite (written before the URL file): its
+    shards and change times hold, and the run moves the URLs to the URL file."""
+    import hashlib
+    import sqlite3
+
+    from sitemapkit.core.serialize import url_entry
+    from sitemapkit.core.w3cdate import format_lastmod
+
+    out, state = tmp_path / "out", tmp_path / "s.sqlite"
+    t0, t1 = format_lastmod(T1 - dt.timedelta(days=30)), format_lastmod(T1)
+    db = sqlite3.connect(state)
+    db.executescript(
+        "CREATE TABLE urls(loc TEXT PRIMARY KEY, shard INTEGER NOT NULL, fp BLOB NOT NULL,"
+        " content BLOB, changed TEXT NOT NULL);"
+        "CREATE TABLE shards(n INTEGER PRIMARY KEY, digest BLOB NOT NULL, changed TEXT NOT NULL);"
+        "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE removed(loc TEXT PRIMARY KEY, at TEXT NOT NULL);"
+    )
+    for i in range(12):
+        loc = f"{BASE}p{i}"
+        fp = hashlib.blake2b(url_entry(sk.Url(loc), lastmod=None)[0].encode(), digest_size=16)
+        # p0..p5 in shard 2, the others in shard 1; p3 changed at t1, the others never
+        db.execute(
+            "INSERT INTO urls VALUES (?,?,?,NULL,?)",
+            (loc, 2 if i < 6 else 1, fp.digest(), t1 if i == 3 else t0),
+        )
+    db.executemany(
+        "INSERT INTO meta VALUES (?,?)",
+        [("first_run", t0), ("last_run", t1), ("output", f"{out.resolve()} {BASE}")],
+    )
+    db.commit()
+    db.close()
+    with sk.SitemapWriter(out, base_url=BASE, state=state, now=T2, max_urls=6) as w:
+        for i in range(12):
+            w.add(f"{BASE}p{i}")
+    assert w.result.changes == {"added": 0, "changed": 0, "unchanged": 12, "removed": 0}
+    assert _locs(out / "sitemap-2.xml") == [f"{BASE}p{i}" for i in range(6)]
+    assert _locs(out / "sitemap-1.xml") == [f"{BASE}p{i}" for i in range(6, 12)]
+    lm = lastmods(out)
+    assert lm[BASE + "p3"] == t1 and lm[BASE + "p4"] is None
+    db = sqlite3.connect(state)
+    assert db.execute("SELECT COUNT(*) FROM urls").fetchone() == (0,)
+    db.close()
+    with sk.SitemapWriter(out, base_url=BASE, state=state, now=T2, max_urls=6) as w:
+        for i in range(12):
+            w.add(f"{BASE}p{i}")
+    assert w.result.changes["unchanged"] == 12 and w.result.rewritten == []
+
+
+def test_repeats_are_reported_in_input_order(tmp_path: Path) -> None:
+    rows = [(f"u{i:02d}", None) for i in range(30)]
+    rows += [(f"u{i:02d}", None) for i in range(29, -1, -1)]  # each again, backwards
+    res = run(tmp_path / "out", tmp_path / "s.sqlite", rows, T1)
+    assert res.duplicates == 30
+    assert res.duplicate_examples == [f"{BASE}u{i:02d}" for i in range(29, 19, -1)]
+    assert [
+        loc
+        for p in sorted((tmp_path / "out").iterdir())
+        if p.name != "sitemap.xml"
+        for loc in _locs(p)
+    ] != []
 
 
 def test_submit_changed_since_sends_what_the_last_run_changed(

@@ -519,5 +519,10 @@ def test_the_writer_takes_a_whole_file_only_when_fresh_and_streaming(tmp_path: P
         assert not w.add_plain_file(plain)
         block = fmt.format(src.read_bytes())
         assert block is not None
-        with pytest.raises(RuntimeError, match="state file"):
-            w.add_block(block)
+        w.add_block(block)  # with a state file too: the same entries as add() gives
+    with sk.SitemapWriter(tmp_path / "c", base_url=BASE, state=tmp_path / "t.db") as w:
+        for i in range(10):
+            w.add(f"{BASE}t/{i}")
+    assert (tmp_path / "b" / "sitemap.xml").read_bytes() == (
+        tmp_path / "c" / "sitemap.xml"
+    ).read_bytes()

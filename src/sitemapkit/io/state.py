@@ -5,19 +5,49 @@ written (without lastmod), the page content's hash when the source gave one, and
 the time that content last changed; per shard, the digest of its bytes and the
 time they last changed. The meta table keeps the time of the first run (``first_run``):
 a URL whose change time is still that one has not changed since the state began, so
-its real change time is unknown (see :meth:`StateStore.baseline`). A run stages
-everything in a temporary table and replaces the stored state in one transaction, so a
-crash leaves either the old or the new state.
+its real change time is unknown (see :meth:`StateStore.baseline`).
+
+A run costs a sequential pass over the state, never a lookup per URL. The URLs are
+kept in a URL file beside the SQLite file (``NAME.urls-…``, named in the meta table),
+one line per URL in loc order: loc, shard, fingerprint, content hash, change time. The
+run's entries go to a run folder beside the state file (``.NAME.run-PID-…``), their keys
+(loc, input position, fingerprints) to an external sort (:mod:`.extsort`, 64 MiB in
+memory at most), and the sorted keys are merged once with the URL file (bytes order,
+as SQLite's for a state of the earlier format, whose URLs are in its ``urls`` table and
+move to a URL file on the first run). The merge writes the new URL file as it goes and
+fills columns of fixed-width values, one per staged URL, in files the run maps into
+memory (``mmap``): the shard (the old one, then the assigned one; ``DUPLICATE`` for a
+repeated loc), the change time (an index into :attr:`StateStore.times`), the entry's
+size, its flags and its line's offset in the new URL file. So Python holds nothing per
+URL: 21 bytes a URL are in the columns on disk, beside the entry, its key and its line
+of the URL file, and the operating system's page cache decides what is in memory.
+
+:meth:`StateStore.commit` completes the new URL file (the shards assigned in the run),
+syncs it to disk, then in the run's one transaction (begun when the store opens) names
+it in the meta table and records the removed URLs, the shards and the digests of the
+shard files written; the file it replaces is deleted after. A crash leaves the old
+state or the new one (a URL file no state names is deleted by the next run).
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import mmap
+import os
+import re
+import shutil
 import sqlite3
+import uuid
+from array import array
+from binascii import hexlify
 from collections.abc import Iterator
 from pathlib import Path
-from typing import NamedTuple
+from typing import BinaryIO, Final, Literal
 
-__all__ = ["OldUrl", "StateStore", "changed_in_last_run"]
+from .extsort import ExternalSorter
+
+__all__ = ["DUPLICATE", "NEWS", "NS", "OWN", "PLACED", "StateStore", "changed_in_last_run"]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS urls(
@@ -27,27 +57,57 @@ CREATE TABLE IF NOT EXISTS shards(n INTEGER PRIMARY KEY, digest BLOB NOT NULL,
     changed TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS removed(loc TEXT PRIMARY KEY, at TEXT NOT NULL);
-"""
-_RUN = """
-CREATE TEMP TABLE run(
-    seq INTEGER PRIMARY KEY, loc TEXT NOT NULL UNIQUE, shard INTEGER, entry BLOB NOT NULL,
-    size INTEGER NOT NULL, ns INTEGER NOT NULL, news INTEGER NOT NULL, fp BLOB NOT NULL,
-    content BLOB, changed TEXT NOT NULL, status TEXT NOT NULL);
-CREATE INDEX temp.run_shard ON run(shard, seq);
+CREATE TABLE IF NOT EXISTS files(name TEXT PRIMARY KEY, digest BLOB NOT NULL);
 """
 
+#: Flags of a staged URL (one byte): its extension namespaces, and:
+NS: Final = 0x0F
+OWN: Final = 0x10  # the entry holds its own lastmod (the source gave it)
+NEWS: Final = 0x20  # the entry is a news entry
+PLACED: Final = 0x40  # assigned a shard by this run (new, or displaced from its own)
+#: The shard of a staged URL whose loc an earlier one of the run had.
+DUPLICATE: Final = -1
+_BLOCK: Final = 4096  # rows buffered before they go to the run folder
+_SORT_BYTES: Final = 64 << 20  # memory for the sort of the keys (200,000 URLs fit)
 
-class OldUrl(NamedTuple):
-    """What the previous run stored for a URL."""
 
-    shard: int
-    fp: bytes
-    content: bytes | None
-    changed: str
+_Code = Literal["i", "I", "B", "Q"]
+
+
+def _column(path: Path, code: _Code) -> tuple[mmap.mmap | None, memoryview]:
+    """A file of fixed-width values mapped writable, as a typed memoryview."""
+    if path.stat().st_size == 0:
+        return None, memoryview(array(code))
+    with open(path, "r+b") as fh:
+        m = mmap.mmap(fh.fileno(), 0)
+    return m, memoryview(m).cast(code)
+
+
+def _clear_url_files(state: Path, keep: str | None) -> None:
+    """Remove URL files of the state that it does not name (a run cut short left them)."""
+    for entry in state.parent.glob(f"{state.name}.urls-*"):
+        if entry.name != keep:
+            entry.unlink(missing_ok=True)
+
+
+def _clear_dead_runs(folder: Path, prefix: str) -> None:
+    """Remove run folders that killed processes left beside the state file."""
+    for entry in folder.glob(prefix + "*"):
+        pid = entry.name[len(prefix) :].split("-", 1)[0]
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            shutil.rmtree(entry, ignore_errors=True)
+        except (ValueError, PermissionError):
+            pass  # not ours, or alive under another user
 
 
 class StateStore:
-    """One incremental run over a state file; see the module docstring."""
+    """One incremental run over a state file; see the module docstring.
+
+    Stage every URL (:meth:`stage`), :meth:`resolve` once, then read and assign the
+    columns (:attr:`shards` and the others), and :meth:`commit` the new state.
+    """
 
     def __init__(self, path: str | Path, *, key: str) -> None:
         self.path = Path(path)
@@ -67,10 +127,41 @@ class StateStore:
         #: This run is the first on the file (nothing was committed to it yet).
         self.first = "last_run" not in meta
         self._baseline = meta.get("first_run")
-        self.db.executescript(_RUN)
-        # One transaction for the whole run: the staging rows, then the replacement
-        # of the stored state (committed at once by commit(), else rolled back).
+        # One transaction for the whole run, begun before the URL file is read: it keeps
+        # other runs out until commit() names the new file (or the run rolls back).
         self.db.execute("BEGIN IMMEDIATE")
+        #: The file of the stored URLs (beside this one), its name in the meta table.
+        self._urls = self.db.execute("SELECT value FROM meta WHERE key='urls'").fetchone()
+        self._urls = self._urls[0] if self._urls is not None else None
+        _clear_url_files(self.path, keep=self._urls)
+        self._legacy = bool(self.db.execute("SELECT EXISTS(SELECT 1 FROM urls)").fetchone()[0])
+        self._had_removed = bool(
+            self.db.execute("SELECT EXISTS(SELECT 1 FROM removed)").fetchone()[0]
+        )
+        prefix = f".{self.path.name}.run-"
+        _clear_dead_runs(self.path.parent, prefix)
+        self.folder = self.path.parent / f"{prefix}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+        self.folder.mkdir()
+        #: The URL file this run writes (named in the meta table by commit()).
+        self._new = f"{self.path.name}.urls-{uuid.uuid4().hex[:12]}"
+        #: URLs staged (duplicates included); the input position of the next one.
+        self.count = 0
+        # the staged columns, written in input order; closed by resolve() or close()
+        folder = self.folder
+        self._entries = open(folder / "entries", "wb", buffering=1 << 20)  # noqa: SIM115
+        self._sizes = open(folder / "sizes", "wb")  # noqa: SIM115
+        self._flags = open(folder / "flags", "wb")  # noqa: SIM115
+        self._keys = ExternalSorter(self.folder, max_bytes=_SORT_BYTES, prefix="keys")
+        self._rows: list[tuple[bytes, bytes, bytes, bytes, int]] = []
+        self._written: dict[str, bytes] = {}
+        self._maps: list[mmap.mmap] = []
+        self._views: list[memoryview] = []
+        self._counts = {"added": 0, "changed": 0, "unchanged": 0, "removed": 0}
+        #: The change times of this run's URLs; :attr:`cids` index it.
+        self.times: list[str] = []
+        #: Repeated locs: how many, and the first few in input order.
+        self.duplicates = 0
+        self.duplicate_examples: list[str] = []
 
     def baseline(self, now: str) -> str | None:
         """The change time that means "unknown": the first run's time (``now`` on it).
@@ -79,88 +170,185 @@ class StateStore:
         """
         return now if self.first else self._baseline
 
-    def old(self, loc: str) -> OldUrl | None:
-        row = self.db.execute(
-            "SELECT shard, fp, content, changed FROM urls WHERE loc=?", (loc,)
-        ).fetchone()
-        return None if row is None else OldUrl(*row)
+    def _flush(self) -> None:
+        if self._rows:
+            locs, entries, fps, contents, flags = zip(*self._rows, strict=True)
+            self._rows = []
+            self.stage(list(locs), list(entries), list(fps), list(contents), bytes(flags))
+
+    def stage_one(self, loc: str, entry: bytes, fp: str, content: str | None, flags: int) -> None:
+        """Stage one URL (buffered): its entry line, fingerprints (hex) and flags."""
+        self._rows.append((loc.encode(), entry, fp.encode(), (content or "").encode(), flags))
+        if len(self._rows) >= _BLOCK:
+            self._flush()
 
     def stage(
         self,
-        loc: str,
-        shard: int | None,
-        entry: bytes,
-        ns: int,
-        news: int,
-        fp: bytes,
-        content: bytes | None,
-        changed: str,
-        status: str,
-    ) -> bool:
-        """Record this run's entry for ``loc``; ``False`` if ``loc`` was already staged."""
-        cur = self.db.execute(
-            "INSERT OR IGNORE INTO run(loc, shard, entry, size, ns, news, fp, content, changed,"
-            " status) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            (loc, shard, entry, len(entry), ns, news, fp, content, changed, status),
-        )
-        return cur.rowcount == 1
-
-    def shard_loads(self) -> Iterator[tuple[int, int, int, int, int]]:
-        """(shard, ns, entries, bytes, news) per shard and namespace set, kept shards only."""
-        yield from self.db.execute(
-            "SELECT shard, ns, COUNT(*), SUM(size), SUM(news) FROM run WHERE shard IS NOT NULL"
-            " GROUP BY shard, ns ORDER BY shard"
-        )
-
-    def members(self, shard: int | None) -> Iterator[tuple[int, bytes, int, int, int]]:
-        """(seq, entry, size, ns, news) of a shard's rows (``None``: unassigned) in order."""
-        if shard is None:
-            q = "SELECT seq, entry, size, ns, news FROM run WHERE shard IS NULL ORDER BY seq"
-            yield from self.db.execute(q)
+        locs: list[bytes],
+        entries: list[bytes],
+        fps: list[bytes],
+        contents: list[bytes] | None,
+        flags: bytes,
+    ) -> None:
+        """Stage URLs in input order: locs (UTF-8), entry lines, fingerprints and content
+        hashes in hex (``b""``: none; ``contents`` ``None``: none has one), flags."""
+        self._flush()  # the rows staged one by one before these
+        seq = self.count
+        self.count += len(locs)
+        self._entries.writelines(entries)
+        array("I", map(len, entries)).tofile(self._sizes)
+        self._flags.write(flags)
+        # loc, TAB, input position, fingerprint, content hash: a repeated loc sorts in
+        # input order, and TAB before any character a loc holds (a loc that is the
+        # start of another sorts first, as in SQLite)
+        if contents is None:
+            keys = [
+                b"%b\t%08x\t%b\t\n" % (loc, i, fp)
+                for i, (loc, fp) in enumerate(zip(locs, fps, strict=True), seq)
+            ]
         else:
-            q = "SELECT seq, entry, size, ns, news FROM run WHERE shard=? ORDER BY seq"
-            yield from self.db.execute(q, (shard,))
+            keys = [
+                b"%b\t%08x\t%b\t%b\n" % (loc, i, fp, c)
+                for i, (loc, fp, c) in enumerate(zip(locs, fps, contents, strict=True), seq)
+            ]
+        self._keys.extend(keys)
 
-    def assign(self, seq: int, shard: int | None) -> None:
-        self.db.execute("UPDATE run SET shard=? WHERE seq=?", (shard, seq))
+    def resolve(self, now: str) -> None:
+        """Merge the staged URLs with the stored ones: fill the columns and the counts.
+
+        A URL of the state is the same when its content hash (if the run has one for
+        it) or else its fingerprint is; it keeps its change time, a new or changed one
+        gets ``now``.
+        """
+        self._flush()
+        self._close_columns()
+        for name, width in (("shards", 4), ("cids", 4), ("offsets", 8)):
+            with open(self.folder / name, "wb") as fh:
+                fh.truncate(width * self.count)
+        #: Per staged URL: its shard (0: none yet), change time, entry bytes, flags.
+        self.shards = self._map("shards", "i")
+        self.cids = self._map("cids", "i")
+        self.sizes = self._map("sizes", "I")
+        self.flags = self._map("flags", "B")
+        self.offsets = self._map("offsets", "Q")
+        self._merge(now.encode())
+
+    def _close_columns(self) -> None:
+        for fh in (self._entries, self._sizes, self._flags):
+            fh.close()
+
+    def _map(self, name: str, code: _Code) -> memoryview:
+        m, view = _column(self.folder / name, code)
+        if m is not None:
+            self._maps.append(m)
+        self._views.append(view)
+        return view
+
+    def _stored(self) -> Iterator[bytes]:
+        """The stored URLs in loc order as lines ``loc, shard, fp, content, changed``."""
+        if self._legacy:  # a state file of an earlier version keeps them in SQLite
+            q = "SELECT loc, shard, fp, content, changed FROM urls ORDER BY loc"
+            for loc, shard, fp, content, changed in self.db.execute(q):
+                yield b"%b\t%08x\t%b\t%b\t%b\n" % (
+                    loc.encode(),
+                    shard,
+                    hexlify(fp),
+                    hexlify(content) if content else b"",
+                    changed.encode(),
+                )
+        elif self._urls is not None:
+            with open(self.path.parent / self._urls, "rb", buffering=1 << 20) as fh:
+                yield from fh
+
+    def _merge(self, now: bytes) -> None:
+        """One pass over the sorted keys and the stored URLs (both in loc order); see
+        :class:`_Merge`."""
+        with (
+            open(self.path.parent / self._new, "wb", buffering=1 << 20) as out,
+            open(self.folder / "removed", "wb") as gone,
+            open(self.folder / "added", "wb") as new,
+        ):
+            m = _Merge(self, now, out, gone, new if self._had_removed else None)
+            keys = self._keys.sorted()
+            while block := list(itertools.islice(keys, _BLOCK)):
+                if not m.alike(block):
+                    for line in block:
+                        m.one(line)
+            m.finish()
+        self._counts = m.counts
+        self.times = [t.decode() for t in m.times]
+        self.duplicates = m.duplicates
+        self.duplicate_examples = [loc for _, loc in sorted(m.dups, reverse=True)]
+
+    def entries(self) -> Iterator[bytes]:
+        """The staged entry lines in input order (after :meth:`resolve`)."""
+        with open(self.folder / "entries", "rb", buffering=1 << 20) as fh:
+            yield from fh
+
+    def spool(self, n: int) -> Path:
+        """Where shard ``n``'s entry lines are gathered (the run folder)."""
+        return self.folder / f"shard-{n}"
 
     def old_shard(self, n: int) -> tuple[bytes, str] | None:
         row = self.db.execute("SELECT digest, changed FROM shards WHERE n=?", (n,)).fetchone()
         return None if row is None else (row[0], row[1])
 
+    def file_digest(self, name: str) -> bytes | None:
+        """The digest of the bytes this state last wrote as shard file ``name``."""
+        row = self.db.execute("SELECT digest FROM files WHERE name=?", (name,)).fetchone()
+        return None if row is None else bytes(row[0])
+
+    def wrote(self, name: str, digest: bytes) -> None:
+        """Record the digest of shard file ``name`` as this run leaves it (see commit)."""
+        self._written[name] = digest
+
     def counts(self) -> dict[str, int]:
-        """URLs of this run by status (new, changed, same) and URLs removed since the last."""
-        out = dict(self.db.execute("SELECT status, COUNT(*) FROM run GROUP BY status").fetchall())
-        removed = self.db.execute(
-            "SELECT COUNT(*) FROM urls WHERE loc NOT IN (SELECT loc FROM run)"
-        ).fetchone()[0]
-        return {
-            "added": out.get("new", 0),
-            "changed": out.get("changed", 0),
-            "unchanged": out.get("same", 0),
-            "removed": removed,
-        }
+        """URLs of this run by status (added, changed, unchanged) and URLs removed since
+        the last (after :meth:`resolve`)."""
+        return dict(self._counts)
+
+    def _lines(self, name: str) -> Iterator[tuple[str]]:
+        with open(self.folder / name, "rb") as fh:
+            yield from ((line[:-1].decode(),) for line in fh)
+
+    def _write_urls(self) -> None:
+        """Complete the new URL file: the shards assigned to URLs (flag ``PLACED``)."""
+        path = self.path.parent / self._new
+        with open(path, "r+b") as fh:
+            if os.fstat(fh.fileno()).st_size:
+                with mmap.mmap(fh.fileno(), 0) as m:
+                    shards, offsets = self.shards, self.offsets
+                    for seq, fl in enumerate(self.flags):
+                        if fl & PLACED:
+                            at = m.find(b"\t", offsets[seq]) + 1
+                            m[at : at + 8] = b"%08x" % shards[seq]
+                    m.flush()
+            os.fsync(fh.fileno())  # on disk before the state names it
 
     def commit(self, shards: dict[int, tuple[bytes, str]], now: str) -> None:
-        """Replace the stored state with this run's, in one transaction."""
+        """Write this run's state: the new URL file, then, in the run's transaction, the
+        removed URLs, the shards and the name of the URL file."""
         db = self.db
         try:
-            db.execute(
-                "INSERT OR REPLACE INTO removed(loc, at) SELECT loc, ? FROM urls"
-                " WHERE loc NOT IN (SELECT loc FROM run)",
-                (now,),
-            )
-            db.execute("DELETE FROM removed WHERE loc IN (SELECT loc FROM run)")
+            self._write_urls()
+            name = self._new
+            if self._counts["removed"]:
+                db.executemany(
+                    "INSERT OR REPLACE INTO removed(loc, at) VALUES (?, ?)",
+                    ((loc, now) for (loc,) in self._lines("removed")),
+                )
+            if self._had_removed:
+                db.executemany("DELETE FROM removed WHERE loc=?", self._lines("added"))
+            if self._legacy:
+                db.execute("DELETE FROM urls")
+            db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('urls', ?)", (name,))
             db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('last_run', ?)", (now,))
             if self.first:
                 db.execute(
                     "INSERT OR REPLACE INTO meta(key, value) VALUES ('first_run', ?)", (now,)
                 )
-            db.execute("DELETE FROM urls")
-            db.execute(
-                "INSERT INTO urls(loc, shard, fp, content, changed)"
-                " SELECT loc, shard, fp, content, changed FROM run"
-            )
+            db.execute("DELETE FROM files")
+            db.executemany("INSERT INTO files(name, digest) VALUES (?,?)", self._written.items())
             db.execute("DELETE FROM shards")
             db.executemany(
                 "INSERT INTO shards(n, digest, changed) VALUES (?,?,?)",
@@ -171,11 +359,22 @@ class StateStore:
         except BaseException:
             db.execute("ROLLBACK")
             raise
+        self._urls = name
+        _clear_url_files(self.path, keep=name)
 
     def close(self) -> None:
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
+        if self._urls != self._new:  # not committed: the state names the file it had
+            (self.path.parent / self._new).unlink(missing_ok=True)
         self.db.close()
+        self._close_columns()
+        for view in self._views:
+            view.release()
+        for m in self._maps:
+            m.close()
+        self._views, self._maps = [], []
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def changed_in_last_run(path: str | Path) -> Iterator[str]:
@@ -185,16 +384,150 @@ def changed_in_last_run(path: str | Path) -> Iterator[str]:
         raise FileNotFoundError(f"no state file {str(p)!r}")
     db = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
     try:
-        row = db.execute("SELECT value FROM meta WHERE key='last_run'").fetchone()
-        if row is None:
+        meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('last_run', 'urls')"))
+        if "last_run" not in meta:
             return
-        yield from (
-            loc
-            for (loc,) in db.execute(
-                "SELECT loc FROM urls WHERE changed=? UNION SELECT loc FROM removed WHERE at=?"
-                " ORDER BY 1",
-                (row[0], row[0]),
-            )
+        last = meta["last_run"]
+        gone = (
+            loc for (loc,) in db.execute("SELECT loc FROM removed WHERE at=? ORDER BY 1", (last,))
         )
+        if "urls" not in meta:  # an earlier version's state: the URLs are in SQLite
+            q = "SELECT loc FROM urls WHERE changed=? ORDER BY 1"
+            changed: Iterator[str] = (loc for (loc,) in db.execute(q, (last,)))
+            yield from heapq.merge(changed, gone)
+            return
+        end = b"\t" + last.encode() + b"\n"
+        with open(p.parent / meta["urls"], "rb") as fh:
+            changed = (line[: line.index(b"\t")].decode() for line in fh if line.endswith(end))
+            yield from heapq.merge(changed, gone)  # a removed URL is in no URL file
     finally:
         db.close()
+
+
+_POSITION: Final = re.compile(rb"\t([0-9a-f]{8})\t")  # a key's seq, a stored URL's shard
+_LAST: Final = re.compile(rb"\t([^\t\n]*)\n")  # a stored URL's change time
+
+
+class _Merge:
+    """The merge of the sorted keys with the stored URLs, which writes the new URL file.
+
+    A block of keys whose URLs are the next stored ones, each with the same fingerprint
+    and content hash (the common case: little changed), is taken at once (:meth:`alike`);
+    other keys one by one (:meth:`one`). An unchanged URL's line goes to the new file as
+    it was; the shard of each is as it stands, :meth:`StateStore.commit` patches those
+    assigned later.
+    """
+
+    def __init__(
+        self, st: StateStore, now: bytes, out: BinaryIO, gone: BinaryIO, new: BinaryIO | None
+    ) -> None:
+        self.st, self.now, self.out, self.gone, self.new = st, now, out, gone, new
+        self.stored = st._stored()
+        self.ahead: list[bytes] = []  # stored lines read ahead, in order
+        self.old = b""
+        self.okey = b""
+        self.prev = b""
+        self.pos = 0
+        self.times: dict[bytes, int] = {now: 0}
+        self.counts = {"added": 0, "changed": 0, "unchanged": 0, "removed": 0}
+        self.duplicates = 0
+        self.dups: list[tuple[int, str]] = []  # the first few repeats (seq negated)
+        self._next()
+
+    def _next(self) -> None:
+        self.old = self.ahead.pop() if self.ahead else next(self.stored, b"")
+        self.okey = self.old[: self.old.find(b"\t")]
+
+    def _time(self, when: bytes) -> int:
+        cid = self.times.get(when)
+        if cid is None:
+            cid = self.times[when] = len(self.times)
+        return cid
+
+    def alike(self, block: list[bytes]) -> bool:
+        """Take ``block`` at once if its URLs are the next stored ones, unchanged."""
+        if not self.old or block[0][: block[0].index(b"\t")] == self.prev:
+            return False
+        need = len(block) - 1
+        ahead = self.ahead[::-1]  # in order
+        olds = [self.old, *ahead[:need]]
+        olds += itertools.islice(self.stored, len(block) - len(olds))
+        keys, stored = b"".join(block), b"".join(olds)
+        if _POSITION.sub(b"\t", keys) != _LAST.sub(b"\n", _POSITION.sub(b"\t", stored)):
+            self.ahead = (olds[1:] + ahead[need:])[::-1]  # put back (a stack)
+            return False
+        self.ahead = ahead[need:][::-1]
+        st, pos = self.st, self.pos
+        shards, cids, offsets = st.shards, st.cids, st.offsets
+        whens = _LAST.findall(stored)
+        same = whens.count(whens[0]) == len(whens)
+        cid = self._time(whens[0])
+        for seq, shard, when, line in zip(
+            _POSITION.findall(keys), _POSITION.findall(stored), whens, olds, strict=True
+        ):
+            at = int(seq, 16)
+            shards[at] = int(shard, 16)
+            cids[at] = cid if same else self._time(when)
+            offsets[at] = pos
+            pos += len(line)
+        self.out.write(stored)
+        self.pos = pos
+        self.counts["unchanged"] += len(block)
+        last = block[-1]
+        self.prev = last[: last.index(b"\t")]
+        self._next()
+        return True
+
+    def one(self, line: bytes) -> None:
+        """Take one key."""
+        st, counts = self.st, self.counts
+        tab = line.index(b"\t")
+        key, seq = line[:tab], int(line[tab + 1 : tab + 9], 16)
+        if key == self.prev:
+            st.shards[seq] = DUPLICATE
+            self.duplicates += 1
+            item = (-seq, key.decode())
+            if len(self.dups) < 10:
+                heapq.heappush(self.dups, item)
+            elif item > self.dups[0]:
+                heapq.heapreplace(self.dups, item)
+            return
+        self.prev = key
+        while self.old and self.okey < key:
+            self._gone()
+        old, when = self.old, self.now
+        if old and self.okey == key:
+            # the old line: loc, shard, fingerprint, content hash, change time
+            st.shards[seq] = int(old[tab + 1 : tab + 9], 16)
+            content = line[tab + 43 : -1]
+            if content:
+                same = content == old[tab + 43 : old.rindex(b"\t")]
+            else:
+                same = line[tab + 10 : tab + 42] == old[tab + 10 : tab + 42]
+            if same:
+                when = old[old.rindex(b"\t") + 1 : -1]
+                st.cids[seq] = self._time(when)
+                counts["unchanged"] += 1
+            else:
+                counts["changed"] += 1
+            row = old if same and not content else old[: tab + 9] + line[tab + 9 : -1]
+            if row is not old:
+                row += b"\t" + when + b"\n"
+            self._next()
+        else:
+            counts["added"] += 1
+            if self.new is not None:
+                self.new.write(key + b"\n")
+            row = b"%b\t%08x%b\t%b\n" % (key, 0, line[tab + 9 : -1], when)
+        st.offsets[seq] = self.pos
+        self.pos += len(row)
+        self.out.write(row)
+
+    def _gone(self) -> None:
+        self.gone.write(self.okey + b"\n")
+        self.counts["removed"] += 1
+        self._next()
+
+    def finish(self) -> None:
+        while self.old:
+            self._gone()

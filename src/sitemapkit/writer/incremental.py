@@ -16,16 +16,22 @@ state file.
 from __future__ import annotations
 
 import hashlib
+import itertools
+import re
+from array import array
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Final
 from urllib.parse import unquote
 
 from ..core.model import Url
-from ..core.serialize import url_entry
+from ..core.serialize import EntryBlock, url_entry
 from ..core.split import fits
-from ..core.urls import Origin
+from ..core.urls import Origin, unescape
+from ..core.w3cdate import written
 from ..errors import InputError
 from ..io.files import Publisher, ShardFile
-from ..io.state import StateStore
+from ..io.state import DUPLICATE, NEWS, NS, OWN, PLACED, StateStore
 from .index import Latest, publish, refuse_many, write_indexes
 from .result import FileInfo, WriteResult
 from .settings import Settings
@@ -36,8 +42,42 @@ __all__ = ["IncrementalRun"]
 _Load = list[int]
 
 
+_LOC: Final = re.compile(rb"<url><loc>([^<]*)</loc>")
+_LASTMOD: Final = re.compile(rb"</loc><lastmod>[^<]*</lastmod>")
+_LATEST: Final = re.compile(rb"</loc><lastmod>([^<]*)</lastmod>")
+
+
+_RANGE: Final = 4096  # rows looked at together while shards are assigned
+_HELD: Final = 4 * _RANGE  # entry lines held before they go to the shards' files
+
+
+def _ranges(count: int) -> Iterator[tuple[int, int]]:
+    return ((lo, min(lo + _RANGE, count)) for lo in range(0, count, _RANGE))
+
+
 def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
+
+
+def _chunks(path: Path) -> Iterator[tuple[bytes, int]]:
+    """A spooled shard's lines in chunks of about 1 MiB, and how many lines each holds."""
+    if not path.exists():
+        return
+    with open(path, "rb") as fh:
+        while lines := fh.readlines(1 << 20):
+            yield b"".join(lines), len(lines)
+
+
+def _file_digest(path: Path) -> bytes | None:
+    """The digest of a file's bytes as they are (``None``: no such file)."""
+    h = hashlib.blake2b(digest_size=16)
+    try:
+        with open(path, "rb") as fh:
+            while block := fh.read(1 << 20):
+                h.update(block)
+    except OSError:
+        return None
+    return h.digest()
 
 
 class IncrementalRun:
@@ -51,18 +91,20 @@ class IncrementalRun:
         self._state = StateStore(state, key=f"{s.directory.resolve()} {s.base_url}")
         self._publisher: Publisher | None = None
         self._tail = len(s.footer)
+        self._heads: dict[int, int] = {}  # a shard's header length by namespaces
 
-    def _content(self, url: Url, given: str | None) -> bytes | None:
-        """The page content's hash: given by the source, or hashed from ``content_from``."""
+    def _content(self, loc: str, given: str | None) -> str | None:
+        """The page content's hash (hex): given by the source, or hashed from
+        ``content_from``."""
         if given is not None:
-            return _digest(given.encode())
+            return _digest(given.encode()).hex()
         root = self.s.content_from
         if root is None:
             return None
-        path = unquote(Origin.of(url.loc).path[len(self.s.origin.path) :])
+        path = unquote(Origin.of(loc).path[len(self.s.origin.path) :])
         for cand in (root / path, root / path / "index.html", root / (path + ".html")):
             if cand.is_file() and root.resolve() in cand.resolve().parents:
-                return _digest(cand.read_bytes())
+                return _digest(cand.read_bytes()).hex()
         return None
 
     def add(self, url: Url | str, content_hash: str | None = None) -> None:
@@ -76,40 +118,53 @@ class IncrementalRun:
         s = self.s
         url = s.url(url)
         s.check_loc(url.loc)
-        bare, _ = url_entry(url, keep_deprecated=s.keep_deprecated, lastmod=None)
-        fp = _digest(bare.encode())
-        content = self._content(url, content_hash)
-        old = self._state.old(url.loc)
-        if old is None:
-            changed, status = s.now, "new"
-        else:
-            same = content == old.content if content is not None else fp == old.fp
-            changed, status = (old.changed, "same") if same else (s.now, "changed")
-        known = changed != self._state.baseline(s.now)
-        stamp = str(url.lastmod) if url.lastmod is not None else changed if known else None
-        text, ns = url_entry(url, keep_deprecated=s.keep_deprecated, lastmod=stamp)
-        news = 1 if url.news is not None else 0
-        shard = old.shard if old is not None else None
-        data = text.encode()
-        if not self._state.stage(url.loc, shard, data, ns, news, fp, content, changed, status):
-            self.result.duplicates += 1
-            if len(self.result.duplicate_examples) < 10:
-                self.result.duplicate_examples.append(url.loc)
+        text, ns = url_entry(url, keep_deprecated=s.keep_deprecated)
+        entry = text.encode()
+        flags = ns | (NEWS if url.news is not None else 0)
+        bare = entry
+        if url.lastmod is not None:
+            # the fingerprint is of the entry without its lastmod, which follows the loc
+            flags |= OWN
+            at = entry.index(b"</loc>") + 6
+            bare = entry[:at] + entry[entry.index(b"</lastmod>", at) + 10 :]
+        content = self._content(url.loc, content_hash)
+        self._state.stage_one(url.loc, entry, _digest(bare).hex(), content, flags)
 
-    def _fits(self, load: _Load, size: int, ns: int, news: int) -> bool:
+    def add_block(self, block: EntryBlock) -> None:
+        """Record the entry lines of a block of plain rows (the fast path of plain inputs)."""
+        data = block.data
+        entries = data.splitlines(keepends=True)
+        locs = _LOC.findall(data)
+        if b"&" in data:
+            locs = unescape(b"\n".join(locs).decode()).encode().split(b"\n")
+        own = block.lastmods is not None
+        bare = _LASTMOD.sub(b"</loc>", data).splitlines(keepends=True) if own else entries
+        fps = [hashlib.blake2b(b, digest_size=16).hexdigest().encode() for b in bare]
+        contents = None
+        if self.s.content_from is not None:
+            found = (self._content(loc.decode(), None) for loc in locs)
+            contents = [(c or "").encode() for c in found]
+        flags = bytes((OWN if own else 0,)) * len(entries)
+        self._state.stage(locs, entries, fps, contents, flags)
+
+    def _fits(self, load: _Load, size: int, ns: int, news: int, k: int = 1) -> bool:
+        """Whether ``k`` more entries of ``size`` bytes in all fit in a shard of ``load``."""
         count, nbytes, nnews, nns = load
+        head = self._heads.get(nns | ns)
+        if head is None:
+            head = self._heads[nns | ns] = len(self.s.header(nns | ns).encode())
         return fits(
             self.s.limits,
-            count=count + 1,
+            count=count + k,
             size=nbytes + size,
             news=nnews + news,
-            head=len(self.s.header(nns | ns).encode()),
+            head=head,
             tail=self._tail,
         )
 
     @staticmethod
-    def _take(load: _Load, size: int, ns: int, news: int) -> None:
-        load[0] += 1
+    def _take(load: _Load, size: int, ns: int, news: int, k: int = 1) -> None:
+        load[0] += k
         load[1] += size
         load[2] += news
         load[3] |= ns
@@ -122,69 +177,184 @@ class IncrementalRun:
         shard that has room, in input order, then new shards numbered after it.
         Returns the namespaces of every shard that holds entries, by number.
         """
-        st = self._state
-        kept = sorted({n for n, *_ in st.shard_loads()})
-        moves: list[tuple[int, int | None]] = []
+        st, s, result = self._state, self.s, self.result
+        st.resolve(s.now)
+        result.duplicates += st.duplicates
+        room = max(0, 10 - len(result.duplicate_examples))
+        result.duplicate_examples.extend(st.duplicate_examples[:room])
+        base = st.baseline(s.now)
+        # the lastmod element of an entry without its own, by change time ("": unknown)
+        self._stamps = [
+            b"" if t == base else b"<lastmod>%b</lastmod>" % written(t).encode() for t in st.times
+        ]
+        self._extra = [len(x) for x in self._stamps]
+        shards, flags = st.shards, st.flags
         loads: dict[int, _Load] = {}
-        for n in kept:
-            load = [0, 0, 0, 0]
-            for seq, _, size, ns, news in st.members(n):
-                if self._fits(load, size, ns, news):
+        for lo, hi in _ranges(st.count):
+            for seq, n, size, fl in self._rows(lo, hi, kept=True):
+                k = hi - lo if seq < 0 else 1
+                load = loads.setdefault(n, [0, 0, 0, 0])
+                ns, news = fl & NS, k if fl & NEWS else 0
+                if self._fits(load, size, ns, news, k):
+                    self._take(load, size, ns, news, k)
+                elif seq >= 0:
+                    shards[seq] = 0  # displaced: placed with the new URLs below
+                else:  # the range does not fit as a whole: row by row
+                    self._kept_one_by_one(loads, lo, hi)
+        current = max(loads, default=1)
+        load = loads.setdefault(current, [0, 0, 0, 0])
+        for lo, hi in _ranges(st.count):
+            for seq, _, size, fl in self._rows(lo, hi, kept=False):
+                k = hi - lo if seq < 0 else 1
+                ns, news = fl & NS, k if fl & NEWS else 0
+                if seq < 0 and self._fits(load, size, ns, news, k):
+                    self._take(load, size, ns, news, k)
+                    shards[lo:hi] = array("i", [current]) * k
+                    flags[lo:hi] = bytes((fl | PLACED,)) * k
+                    continue
+                rows = (
+                    self._rows(lo, hi, kept=False, whole=False) if seq < 0 else [(seq, 0, size, fl)]
+                )
+                for row, _, size, fl in rows:
+                    ns, news = fl & NS, 1 if fl & NEWS else 0
+                    if not self._fits(load, size, ns, news):
+                        current = max(current + 1, max(loads, default=0) + 1)
+                        load = loads.setdefault(current, [0, 0, 0, 0])
+                        if not self._fits(load, size, ns, news):
+                            raise InputError(
+                                f"one entry is {size:,} bytes, more than fits in a sitemap of "
+                                f"{self.s.limits.bytes:,} bytes",
+                                hint="raise --max-bytes or shorten the entry",
+                            )
                     self._take(load, size, ns, news)
-                else:
-                    moves.append((seq, None))
-            loads[n] = load
-        for seq, shard in moves:
-            st.assign(seq, shard)
-        current = kept[-1] if kept else 1
-        load = loads.get(current, [0, 0, 0, 0])
-        placed: list[tuple[int, int]] = []
-        for seq, _, size, ns, news in st.members(None):
-            if not self._fits(load, size, ns, news):
-                current = max(current + 1, max(loads, default=0) + 1)
-                load = loads.setdefault(current, [0, 0, 0, 0])
-                if not self._fits(load, size, ns, news):
-                    raise InputError(
-                        f"one entry is {size:,} bytes, more than fits in a sitemap of "
-                        f"{self.s.limits.bytes:,} bytes",
-                        hint="raise --max-bytes or shorten the entry",
-                    )
-            self._take(load, size, ns, news)
-            loads[current] = load
-            placed.append((seq, current))
-        for seq, shard in placed:
-            st.assign(seq, shard)
+                    shards[row] = current
+                    flags[row] = fl | PLACED
+        self._spool()
         return {n: ld[3] for n, ld in loads.items() if ld[0]}
+
+    def _kept_one_by_one(self, loads: dict[int, _Load], lo: int, hi: int) -> None:
+        st = self._state
+        for seq, n, size, fl in self._rows(lo, hi, kept=True, whole=False):
+            load = loads.setdefault(n, [0, 0, 0, 0])
+            news = 1 if fl & NEWS else 0
+            if self._fits(load, size, fl & NS, news):
+                self._take(load, size, fl & NS, news)
+            else:
+                st.shards[seq] = 0
+
+    def _rows(
+        self, lo: int, hi: int, *, kept: bool, whole: bool = True
+    ) -> Iterator[tuple[int, int, int, int]]:
+        """(seq, shard, size, flags) of the rows ``lo:hi`` in a shard (``kept``) or in
+        none yet; size with the lastmod an entry gets.
+
+        When ``whole`` and every row of the range is alike (one shard, the same flags
+        and change time), one row stands for them all: seq ``-lo - 1``, their total
+        size, and the caller counts ``hi - lo`` entries (or asks again, not whole).
+        """
+        st = self._state
+        shards, flags, sizes, cids, extra = st.shards, st.flags, st.sizes, st.cids, self._extra
+        if whole and hi - lo > 1:
+            sh, fls = shards[lo:hi].tolist(), bytes(flags[lo:hi])
+            n, f = sh[0], fls[0]
+            if (n > 0) == kept and n >= 0 and sh.count(n) == len(sh) and fls.count(f) == len(fls):
+                cl = cids[lo:hi].tolist()
+                if f & OWN or cl.count(cl[0]) == len(cl):
+                    total = sum(sizes[lo:hi]) + (0 if f & OWN else extra[cl[0]] * (hi - lo))
+                    yield -lo - 1, n, total, f
+                    return
+        for seq in range(lo, hi):
+            n = shards[seq]
+            if n > 0 if kept else n == 0:
+                fl = flags[seq]
+                yield seq, n, sizes[seq] + (0 if fl & OWN else extra[cids[seq]]), fl
+
+    def _spool(self) -> None:
+        """Gather each shard's final entry lines, in input order, in a file of its own."""
+        st = self._state
+        shards, cids, flags, stamps = st.shards, st.cids, st.flags, self._stamps
+        buffers: dict[int, list[bytes]] = {}
+
+        def spill(n: int, lines: list[bytes]) -> None:
+            with open(st.spool(n), "ab") as fh:
+                fh.writelines(lines)
+            lines.clear()
+
+        entries = st.entries()
+        read = held = 0
+        for lo, hi in _ranges(st.count):
+            lines = list(itertools.islice(entries, hi - lo))
+            read += len(lines)
+            sh = shards[lo:hi].tolist()
+            n = sh[0]
+            if n > 0 and sh.count(n) == len(sh) and all(f & OWN for f in flags[lo:hi]):
+                buf = buffers.setdefault(n, [])
+                buf.extend(lines)  # one shard, every entry as staged: as they are
+            else:
+                for seq, entry in enumerate(lines, lo):
+                    n = shards[seq]
+                    if n == DUPLICATE:
+                        continue
+                    line = entry
+                    if not flags[seq] & OWN:
+                        stamp = stamps[cids[seq]]
+                        if stamp:
+                            at = entry.index(b"</loc>") + 6
+                            line = entry[:at] + stamp + entry[at:]
+                    buf = buffers.setdefault(n, [])
+                    buf.append(line)
+            held += hi - lo
+            if held >= _HELD:  # bounded however many shards the lines go to
+                for n, buf in buffers.items():
+                    spill(n, buf)
+                held = 0
+        if read != st.count or next(entries, None) is not None:
+            # an entry line holding a newline: never, escape() sees to that
+            raise AssertionError(f"{st.count} entries staged, {read} read back")
+        for n, buf in buffers.items():
+            spill(n, buf)
 
     def _write_shard(self, n: int, name: str, ns: int) -> tuple[FileInfo, bytes, str | None]:
         """Write shard ``n`` whole as ``name``; its file info, the digest of its bytes and
-        the latest lastmod of its entries."""
+        the latest lastmod of its entries.
+
+        A shard whose bytes are those of the published file (the state's digest says so,
+        and the file, read back, agrees) is not written again: publishing keeps that file.
+        """
         assert self._publisher is not None
-        f = ShardFile(self._publisher.stage(name), gzip=self.s.gzip, level=self.s.gzip_level)
-        f.open()
-        digest = hashlib.blake2b(digest_size=16)
-        count = 0
+        s = self.s
+        head = s.header(ns).encode()
+        digest = hashlib.blake2b(head, digest_size=16)
+        count, raw = 0, len(head) + len(s.footer)
         latest = Latest()
-        parts = [self.s.header(ns).encode()]
-        for _, entry, _, _, _ in self._state.members(n):
-            # "<url><loc>…</loc><lastmod>…</lastmod>": the loc is escaped, so holds no "<"
-            at = entry.find(b"</loc><lastmod>") + 15
-            if at > 14:
-                latest.add(entry[at : entry.index(b"<", at)].decode())
-            parts.append(entry)
-            count += 1
-            if len(parts) >= 4096:
-                chunk = b"".join(parts)
-                digest.update(chunk)
-                f.write(chunk)
-                parts = []
-        parts.append(self.s.footer)
-        chunk = b"".join(parts)
-        digest.update(chunk)
-        f.write(chunk)
+        spool = self._state.spool(n)
+        for chunk, lines in _chunks(spool):
+            digest.update(chunk)
+            latest.add_all(_LATEST.findall(chunk))
+            count += lines
+            raw += len(chunk)
+        digest.update(s.footer)
+        d = digest.digest()
+        st, old = self._state, self._state.old_shard(n)
+        target = s.directory / name
+        if old is not None and old[0] == d and s.check is None:
+            # the published file is the one this state wrote (a publish cut short after
+            # the state was committed left another there): keep it, bytes and mtime
+            wrote = st.file_digest(name)
+            if wrote is not None and _file_digest(target) == wrote:
+                st.wrote(name, wrote)
+                return FileInfo(name, "urlset", count, raw, target.stat().st_size), d, latest.value
+        f = ShardFile(self._publisher.stage(name), gzip=s.gzip, level=s.gzip_level)
+        f.open()
+        f.write(head)
+        for chunk, _ in _chunks(spool):
+            f.write(chunk)
+        f.write(s.footer)
         f.close()
-        info = FileInfo(name, "urlset", count, f.raw_bytes, f.stored_bytes)
-        return info, digest.digest(), latest.value
+        staged = _file_digest(f.path)
+        assert staged is not None
+        st.wrote(name, staged)
+        return FileInfo(name, "urlset", count, f.raw_bytes, f.stored_bytes), d, latest.value
 
     def finish(self) -> None:
         s, st, result = self.s, self._state, self.result

@@ -110,7 +110,7 @@ class SitemapWriter(Closeable):
 
     @property
     def incremental(self) -> bool:
-        """Whether this run uses a state file (every URL then goes through :meth:`add`)."""
+        """Whether this run uses a state file (then :meth:`add_plain_file` declines)."""
         return self._stream is None
 
     def add(self, url: Url | str, *, content_hash: str | None = None) -> None:
@@ -127,12 +127,9 @@ class SitemapWriter(Closeable):
         """Add entry lines that :class:`sitemapkit.core.serialize.BlockFormatter` made.
 
         They go into the shards exactly as :meth:`add` would put the same URLs (the
-        fast path of plain inputs). Not with a state file: there every URL goes
-        through :meth:`add`.
+        fast path of plain inputs), with a state file too.
         """
-        if self._stream is None:
-            raise RuntimeError("add_block() writes no state: with a state file use add()")
-        self._stream.add_block(block)
+        self._run.add_block(block)
 
     def add_plain_file(self, source: PlainFile, *, progress: Progress | None = None) -> bool:
         """Write a big plain input file as whole shards formatted in forked processes.

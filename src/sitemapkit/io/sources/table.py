@@ -85,7 +85,6 @@ def write_csv(w: Sink, src: Input) -> str | None:
         src.fast_path
         and delimiter == ","
         and all(c is not None and c in BASIC_COLUMNS for c in columns)
-        and not w.incremental
     )
     names = [c for c in columns if c is not None]
     fast = BlockFormatter(w.base_url, names, txt=w.format == "txt") if plain else None

@@ -62,11 +62,10 @@ def write_txt(w: Sink, src: Input) -> None:
         plain = PlainFile(path, where, start, fast, lambda raw: w.resolve(raw.strip(XML_SPACE)))
         if w.add_plain_file(plain, progress=progress):
             return
-    use_fast = fast_path and not w.incremental  # with a state file every URL goes via add()
     done = 0
     try:
         for start, text in read_text_blocks(src.stream):
-            result = fast.format(text.encode()) if use_fast else None
+            result = fast.format(text.encode()) if fast_path else None
             if result is not None:
                 w.add_block(result)
                 done += result.entries

@@ -1,0 +1,110 @@
+"""Incremental runs (``write --state``) beside the plain write, whole process, side by side.
+
+Usage: python bench/state.py [--data CSV] [--runs R] [--candidate SITEMAPKIT ...]
+
+Rows, for each candidate (a ``sitemapkit`` executable; give two to compare versions):
+
+- ``plain``: ``write CSV -o OUT --base-url B --gzip`` (OUT removed first);
+- ``state, first run``: the same with ``--state S`` on a new state file;
+- ``state, nothing changed``: the same again;
+- ``state, 1 % changed``: a copy of the CSV where 2,000 rows of the second shard (input
+  lines 60,001-62,000) have another lastmod.
+
+Each round runs every row of every candidate in turn (the candidates alternate); the
+table gives the median of R rounds, the ratio to the same candidate's plain write, the
+shards the run rewrote (from its output) and the load before and after (``uptime``). The
+data is the peer bench's 200,000-URL CSV (``/work/shared/bench/gen_data.py`` makes it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+BASE = "https://www.example.com/"
+ROWS = ("plain", "state, first run", "state, nothing changed", "state, 1 % changed")
+
+
+def changed_copy(src: Path, dst: Path, first: int = 60_000, count: int = 2_000) -> None:
+    """``src`` with a new lastmod on ``count`` rows from data row ``first`` (0-based)."""
+    with open(src, "rb") as fh, open(dst, "wb") as out:
+        out.write(fh.readline())
+        for i, line in enumerate(fh):
+            if first <= i < first + count:
+                loc, _, rest = line.split(b",", 2)
+                line = b"%s,2025-01-02T03:04:05+00:00,%s" % (loc, rest)
+            out.write(line)
+
+
+def load() -> str:
+    return os.getloadavg().__repr__()
+
+
+def timed(cmd: list[str]) -> tuple[float, str]:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    took = time.perf_counter() - start
+    if done.returncode:
+        raise SystemExit(f"{cmd} failed ({done.returncode}): {done.stderr}")
+    found = re.search(r"rewritten: (.*)", done.stdout)
+    return took, found.group(1).strip() if found else ""
+
+
+def one_round(exe: str, data: Path, changed: Path, work: Path) -> list[tuple[float, str]]:
+    out, state = work / "out", work / "state.sqlite"
+    shutil.rmtree(out, ignore_errors=True)
+    for p in work.glob("state.sqlite*"):
+        p.unlink()
+    write = [exe, "write", "-o", str(out), "--base-url", BASE, "--gzip"]
+    results = [timed([*write, str(data)])]
+    shutil.rmtree(out, ignore_errors=True)
+    with_state = [*write, "--state", str(state)]
+    results.append(timed([*with_state, str(data)]))
+    results.append(timed([*with_state, str(data)]))
+    results.append(timed([*with_state, str(changed)]))
+    return results
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default="/tmp/bench/data-200000/input/urls.csv")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--candidate", action="append", default=[])
+    ap.add_argument("--work", default=None, help="a folder for the output (a new temp folder)")
+    a = ap.parse_args()
+    cands = a.candidate or [str(Path(__file__).resolve().parent.parent / ".venv/bin/sitemapkit")]
+    work = Path(a.work or tempfile.mkdtemp(prefix="skstate-"))
+    data = Path(a.data)
+    changed = work / "changed.csv"
+    changed_copy(data, changed)
+    before = load()
+    times: dict[str, list[list[float]]] = {c: [[] for _ in ROWS] for c in cands}
+    rewritten: dict[str, list[str]] = {c: [""] * len(ROWS) for c in cands}
+    for _ in range(a.runs):
+        for c in cands:
+            folder = work / f"c{cands.index(c)}"
+            folder.mkdir(exist_ok=True)
+            for k, (took, names) in enumerate(one_round(c, data, changed, folder)):
+                times[c][k].append(took)
+                rewritten[c][k] = names
+    after = load()
+    print(f"{data} ({a.runs} rounds, medians; load before {before}, after {after})")
+    for c in cands:
+        plain = statistics.median(times[c][0])
+        print(f"\n{c}")
+        for k, row in enumerate(ROWS):
+            med = statistics.median(times[c][k])
+            runs = " ".join(f"{t:.2f}" for t in times[c][k])
+            print(f"  {row:24s} {med:7.2f} s  {med / plain:5.2f}x  [{runs}]  {rewritten[c][k]}")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
