@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -65,18 +66,23 @@ def test_only_affected_shards_change(tmp_path: Path) -> None:
     del rows[31]  # removed from shard 4
     second = run(out, state, rows, T2)
     assert second.changes == {"added": 1, "changed": 1, "unchanged": 33, "removed": 1}
-    assert sorted(second.rewritten) == ["sitemap-2.xml", "sitemap-4.xml"]
+    # the changed shards take names the old index did not use; the old files go after it
+    two, four = sorted(second.rewritten)
+    assert re.fullmatch(r"sitemap-2-[0-9a-f]{10}\.xml", two)
+    assert re.fullmatch(r"sitemap-4-[0-9a-f]{10}\.xml", four)
+    assert sorted(second.removed) == ["sitemap-2.xml", "sitemap-4.xml"]
     after = snapshot(out)
+    assert sorted(after) == sorted(["sitemap-1.xml", two, "sitemap-3.xml", four, "sitemap.xml"])
     for name in ("sitemap-1.xml", "sitemap-3.xml"):
-        assert after[name] == before[name]  # same bytes, same mtime
-    assert after["sitemap-2.xml"][0] != before["sitemap-2.xml"][0]
+        assert after[name] == before[name]  # same name, same bytes, same mtime
+    assert after[two][0] != before["sitemap-2.xml"][0]
     lm = lastmods(out)
     assert lm[BASE + "p12"] == "2024-02-01T12:00:00+00:00"
     assert lm[BASE + "new"] == "2024-02-01T12:00:00+00:00"
     assert lm[BASE + "p3"] is None  # unchanged since the first run: change time unknown
     index = index_lastmods(out)
     assert index[BASE + "sitemap-1.xml"] is None  # no entry of it has a lastmod
-    assert index[BASE + "sitemap-2.xml"] == "2024-02-01T12:00:00+00:00"
+    assert index[BASE + two] == "2024-02-01T12:00:00+00:00"
 
 
 def test_without_content_hash_the_entry_is_the_fingerprint(tmp_path: Path) -> None:
@@ -170,7 +176,7 @@ def test_killed_mid_run_recovers(tmp_path: Path) -> None:
     new = {n: b for n, (b, _) in snapshot(out).items()}
     assert mid in (old, new)  # never a mix
     assert new != old
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.")]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.sitemapkit-")]
     # every page changed in the killed run's input: all lastmods moved together
     assert len(set(lastmods(out).values())) == 1
     assert None not in lastmods(out).values()

@@ -26,7 +26,7 @@ from ..core.urls import Origin
 from ..errors import InputError
 from ..io.files import Publisher, ShardFile
 from ..io.state import StateStore
-from .index import Latest, publish, refuse_many, write_indexes
+from .index import Latest, publish, refuse_many
 from .result import FileInfo, WriteResult
 from .settings import Settings
 
@@ -189,7 +189,7 @@ class IncrementalRun:
     def finish(self) -> None:
         s, st, result = self.s, self._state, self.result
         if self._publisher is None:
-            self._publisher = Publisher(s.directory, s.owned)
+            self._publisher = Publisher(s.directory, s.name, s.owned)
         shard_ns = self._assign_shards()
         numbers = sorted(shard_ns)
         single = len(numbers) <= 1 and s.index != "always"
@@ -211,17 +211,16 @@ class IncrementalRun:
                 lastmods[name] = changed
             infos.append(info)
         refuse_many(s, 1 if single else len(numbers))
-        names = [i.name for i in infos]
-        indexes = [] if single else write_indexes(s, self._publisher, names, result.notes, lastmods)
         result.changes = st.counts()
 
         def commit() -> None:
-            # The state first: if the publish below is cut short, the next run writes the
-            # same files again (same state, same lastmods) and its journal completes it.
+            # Once the new index is live, not before: a run killed before that leaves the
+            # old state with the old set, so the next run sees (and reports, and
+            # `submit --changed-since` sends) the same changes again.
             st.commit(shard_state, s.now)
             st.close()
 
-        publish(s, self._publisher, result, infos, indexes, before=commit)
+        publish(s, self._publisher, result, infos, lastmods, single=single, committed=commit)
 
     def abort(self) -> None:
         self._state.close()
