@@ -183,3 +183,100 @@ def test_a_full_disk_leaves_the_old_set_whole_and_says_how_to_fix_it(
     assert {p.name: p.read_bytes() for p in run.out.iterdir()} == before
     assert which(run.out, named) == "A"
     assert staging(run.out) == []
+
+
+class _Killed(BaseException):
+    """Stands for the kill: raised at one step, and the writer cleans nothing up."""
+
+
+def _die_at(monkeypatch: pytest.MonkeyPatch, out: Path, when: str, count: int = 1) -> None:
+    """Make the ``count``-th removal in ``out`` (``when="remove"``) or rename of an index
+    into it (``"index"``) raise :class:`_Killed`."""
+    from sitemapkit.io import files
+
+    seen = [0]
+    real_replace, real_unlink = os.replace, Path.unlink
+
+    def tick(path: object, kind: str) -> None:
+        p = Path(str(path))
+        if p.parent == out and kind == when and (kind == "remove" or "index" in p.name):
+            seen[0] += 1
+            if seen[0] == count:
+                raise _Killed
+
+    def replace(src: object, dst: object) -> None:
+        tick(dst, "index")
+        real_replace(src, dst)  # type: ignore[arg-type]
+
+    def unlink(self: Path, missing_ok: bool = False) -> None:
+        tick(self, "remove")
+        real_unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(files.os, "replace", replace)
+    monkeypatch.setattr(Path, "unlink", unlink)
+
+
+def _killed_write(out: Path, n: int, **kw: object) -> None:
+    with pytest.raises(_Killed):
+        w = sk.SitemapWriter(out, base_url=BASE, max_urls=2, **kw)  # type: ignore[arg-type]
+        for i in range(n):
+            w.add(f"{BASE}new{i}")
+        w._abort = lambda: None  # type: ignore[method-assign]  # a killed process cleans nothing
+        w.close()
+    from sitemapkit.io import files
+
+    publisher = w._run._publisher  # type: ignore[union-attr]
+    publisher._release()  # as the kill releases its locks and ends the process
+    publisher._lock.close()
+    files._LIVE.discard(publisher.staging)
+
+
+def test_a_kill_after_the_index_leaves_the_new_set_and_the_next_run_removes_the_old(
+    out: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with sk.SitemapWriter(out, base_url=BASE, max_urls=2) as w:
+        for i in range(8):
+            w.add(f"{BASE}old{i}")
+    with monkeypatch.context() as m:
+        _die_at(m, out, "remove", 2)  # the index is live, one old shard removed
+        _killed_write(out, 4)
+    left = sorted(os.listdir(out))
+    assert len(left) == 3 + 3  # the new index and its 2 shards, 3 old shards not yet removed
+    sk.SitemapWriter(out, base_url=BASE)  # the next run settles it
+    assert len(os.listdir(out)) == 3
+    only_the_set(out)
+    assert staging(out) == []
+    assert '"pending": null' in manifest_path(out, "sitemap").read_text()
+
+
+def test_a_kill_between_several_indexes_is_rolled_forward(
+    out: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 2 sitemaps an index: 6 shards need 3 index files, moved in one by one
+    with sk.SitemapWriter(out, base_url=BASE, max_urls=2, max_index_entries=2) as w:
+        for i in range(12):
+            w.add(f"{BASE}old{i}")
+    with monkeypatch.context() as m:
+        _die_at(m, out, "index", 2)  # the first index moved in, not the second
+        _killed_write(out, 12, max_index_entries=2)
+    sk.SitemapWriter(out, base_url=BASE, max_urls=2, max_index_entries=2)  # the next run
+    indexes = sorted(p for p in out.iterdir() if "index" in p.name)
+    got = [loc for i in indexes for p in _children(i) for loc in _locs(p)]
+    assert sorted(got) == sorted(f"{BASE}new{i}" for i in range(12))  # the new set, whole
+    assert len(os.listdir(out)) == 3 + 6
+    assert staging(out) == []
+
+
+def _children(index: Path) -> list[Path]:
+    from .conftest import NS, parse
+
+    return [
+        index.parent / e.text.rsplit("/", 1)[-1]
+        for e in parse(index).iterfind("s:sitemap/s:loc", NS)
+    ]
+
+
+def _locs(path: Path) -> list[str]:
+    from .conftest import locs
+
+    return locs(path)

@@ -348,8 +348,10 @@ def _settle(target: Path, manifest: _Manifest) -> None:
 def _alive(staging: Path, prefix: str) -> bool:
     """Whether the writer that owns ``staging`` still runs (it holds the lock inside)."""
     pid = staging.name[len(prefix) :].split("-", 1)[0]
-    if not pid.isdigit() or int(pid) == os.getpid():
-        return True  # ours: a lock test here would release our own lock (POSIX locks)
+    if not pid.isdigit():
+        return True
+    if int(pid) == os.getpid():  # a lock test here would release our own lock (POSIX locks)
+        return staging in _LIVE
     lock = staging / _LOCK
     if fcntl is not None and lock.is_file():
         with open(lock, "a") as f:
@@ -395,6 +397,8 @@ def _resolved(target: Path) -> Path:
 
 
 _LOCK: Final = ".lock"
+#: The staging folders of this process's publishers that have not ended.
+_LIVE: set[Path] = set()
 
 
 class Publisher:
@@ -416,6 +420,7 @@ class Publisher:
             parent / f".{self.target.name}.sitemapkit-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         )
         self.staging.mkdir()
+        _LIVE.add(self.staging)
         # held while this process lives: a later run that can take it knows we are gone
         self._lock: TextIO | None = open(self.staging / _LOCK, "w")  # noqa: SIM115
         if fcntl is not None:
@@ -430,6 +435,7 @@ class Publisher:
     def abort(self) -> None:
         self._release()
         shutil.rmtree(self.staging, ignore_errors=True)
+        _LIVE.discard(self.staging)
         if self._lock is not None:
             self._lock.close()
             self._lock = None
