@@ -34,8 +34,11 @@ def cases(n: int) -> dict[str, Callable[[sk.SitemapWriter], None]]:
         for i in range(n):
             w.add(sk.Url(f"{BASE}p/{i}", lastmod="2024-05-01T10:00:00Z", priority="0.8"))
 
-    return {"add(str), non-ASCII": strings, "add(Url(datetime))": objects,
-            "add(Url(str lastmod))": text_dates}
+    return {
+        "add(str), non-ASCII": strings,
+        "add(Url(datetime))": objects,
+        "add(Url(str lastmod))": text_dates,
+    }
 
 
 def main() -> None:

@@ -36,13 +36,26 @@ def run(n: int, gzip: bool, from_file: bool) -> None:
         with open(src, "wb") as fh:
             fh.write(b"loc,lastmod,changefreq,priority\n")
             feed(n, fh)
-    cmd = ["/usr/bin/time", "-v", os.path.join(os.path.dirname(sys.executable), "sitemapkit"),
-           "write", src, "-o", os.path.join(out, "o"), "--base-url", "https://www.example.com/"]
+    cmd = [
+        "/usr/bin/time",
+        "-v",
+        os.path.join(os.path.dirname(sys.executable), "sitemapkit"),
+        "write",
+        src,
+        "-o",
+        os.path.join(out, "o"),
+        "--base-url",
+        "https://www.example.com/",
+    ]
     if gzip:
         cmd.append("--gzip")
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if from_file else subprocess.PIPE,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        cmd,
+        stdin=subprocess.DEVNULL if from_file else subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     if not from_file:
         assert proc.stdin is not None
         proc.stdin.write(b"loc,lastmod,changefreq,priority\n")
@@ -54,8 +67,10 @@ def run(n: int, gzip: bool, from_file: bool) -> None:
     m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
     rss = int(m.group(1)) / 1024 if m else float("nan")
     how = "from a file" if from_file else "from a pipe, incl. generating the input"
-    print(f"{n:>11,} URLs gzip={gzip}: exit {proc.returncode}, wall {wall:6.1f} s "
-          f"({how}), peak RSS {rss:6.1f} MiB")
+    print(
+        f"{n:>11,} URLs gzip={gzip}: exit {proc.returncode}, wall {wall:6.1f} s "
+        f"({how}), peak RSS {rss:6.1f} MiB"
+    )
     shutil.rmtree(out, ignore_errors=True)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import gzip
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -35,7 +36,12 @@ def shard_files(out: Path) -> list[Path]:
 
 
 def all_locs(out: Path) -> list[str]:
-    return [loc for p in shard_files(out) for loc in locs(p)]
+    """The locs a reader finds who follows ``sitemap.xml`` (an index: its shards in order)."""
+    root = parse(out / "sitemap.xml")
+    if root.tag != f"{{{NS['s']}}}sitemapindex":
+        return locs(out / "sitemap.xml")
+    names = [e.text.rsplit("/", 1)[-1] for e in root.iterfind("s:sitemap/s:loc", NS)]
+    return [loc for n in names for loc in locs(out / n)]
 
 
 FULL = sk.Url(
@@ -328,17 +334,25 @@ def test_stale_shards_are_removed_after_the_new_index(out: Path) -> None:
         "sitemap-3.xml",
         "sitemap.xml",
     ]
-    assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]
+    # beside the folder: only the manifest of what our runs published, no staging folder
+    assert [p.name for p in out.parent.iterdir() if p.name.startswith(".")] == [
+        ".public.sitemapkit.sitemap.manifest.json"
+    ]
 
 
 def test_unchanged_files_keep_their_mtime(out: Path) -> None:
     write(out, [f"https://example.com/{i}" for i in range(4)], max_urls=2)
     os.utime(out / "sitemap-1.xml", (1_000_000, 1_000_000))
-    write(
+    res = write(
         out, ["https://example.com/0", "https://example.com/1", "https://example.com/x"], max_urls=2
     )
     assert (out / "sitemap-1.xml").stat().st_mtime == 1_000_000
-    assert locs(out / "sitemap-2.xml") == ["https://example.com/x"]
+    # the changed shard takes a name the old index did not use; the old file goes after it
+    (changed,) = [f.name for f in res.files if f.name.startswith("sitemap-2")]
+    assert re.fullmatch(r"sitemap-2-[0-9a-f]{10}\.xml", changed)
+    assert locs(out / changed) == ["https://example.com/x"]
+    assert res.removed == ["sitemap-2.xml"]
+    assert sorted(os.listdir(out)) == sorted(["sitemap-1.xml", changed, "sitemap.xml"])
 
 
 def test_a_failure_mid_write_leaves_the_published_files_intact(out: Path) -> None:
@@ -353,7 +367,11 @@ def test_a_failure_mid_write_leaves_the_published_files_intact(out: Path) -> Non
             w.add(f"https://example.com/new{i}")
         raise Boom
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
-    assert [p.name for p in out.parent.iterdir()] == ["public"]  # no stray staging folder
+    # no stray staging folder: only the folder and the manifest of the first run
+    assert sorted(p.name for p in out.parent.iterdir()) == [
+        ".public.sitemapkit.sitemap.manifest.json",
+        "public",
+    ]
 
 
 _LOCS = st.lists(
@@ -397,7 +415,7 @@ def test_split_never_exceeds_limits_and_keeps_order(
     assert res.urls == len(uniq)
 
 
-def test_a_publish_cut_short_is_finished_by_the_next_run(
+def test_a_publish_cut_short_shows_the_old_set_and_the_next_run_clears_it(
     out: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import subprocess
@@ -406,6 +424,7 @@ def test_a_publish_cut_short_is_finished_by_the_next_run(
     from sitemapkit.io import files
 
     write(out, [f"https://example.com/old{i}" for i in range(6)], max_urls=2)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
     real_replace = os.replace
     moved: list[str] = []
 
@@ -414,7 +433,7 @@ def test_a_publish_cut_short_is_finished_by_the_next_run(
             raise KeyboardInterrupt  # the process dies here, mid-publish
         real_replace(src, dst)  # type: ignore[arg-type]
         if str(dst).startswith(str(out)):
-            moved.append(str(dst))
+            moved.append(Path(str(dst)).name)
 
     monkeypatch.setattr(files.os, "replace", crash_after_one)
     with pytest.raises(KeyboardInterrupt), sk.SitemapWriter(out, base_url=BASE, max_urls=2) as w:
@@ -423,7 +442,10 @@ def test_a_publish_cut_short_is_finished_by_the_next_run(
         w._abort = lambda: None  # type: ignore[method-assign]  # a killed process cleans nothing
         w.close()
     monkeypatch.setattr(files.os, "replace", real_replace)
-    assert len(moved) == 1  # a mix: one new shard, the old index
+    w._run._publisher._release()  # type: ignore[union-attr]  # as the kill releases its lock
+    # one new shard moved in, under a name the live index does not use: the old set shows
+    assert len(moved) == 1 and moved[0] not in before
+    assert all_locs(out) == [f"https://example.com/old{i}" for i in range(6)]
     # pretend the staging folder belongs to a process that has exited
     dead = subprocess.run(
         [sys.executable, "-c", "import os; print(os.getpid())"],
@@ -433,12 +455,11 @@ def test_a_publish_cut_short_is_finished_by_the_next_run(
     ).stdout.strip()
     (staging,) = [p for p in out.parent.iterdir() if p.name.startswith(".public.sitemapkit-")]
     staging.rename(staging.with_name(f".public.sitemapkit-{dead}-x"))
-    import re
-
-    files.Publisher(out, re.compile(r"sitemap.*")).abort()  # what the next run does first
-    assert sorted(os.listdir(out)) == ["sitemap-1.xml", "sitemap-2.xml", "sitemap.xml"]
+    sk.SitemapWriter(out, base_url=BASE)  # what the next run, of any kind, does first
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # the new file is gone
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(".public.sitemapkit-")]
+    write(out, [f"https://example.com/new{i}" for i in range(4)], max_urls=2)
     assert all_locs(out) == [f"https://example.com/new{i}" for i in range(4)]
-    assert not [p for p in out.parent.iterdir() if p.name.startswith(".")]
 
 
 _ENTRY = st.tuples(

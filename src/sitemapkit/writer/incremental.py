@@ -32,7 +32,7 @@ from ..core.w3cdate import written
 from ..errors import InputError
 from ..io.files import Publisher, ShardFile
 from ..io.state import DUPLICATE, NEWS, NS, OWN, PLACED, StateStore
-from .index import Latest, publish, refuse_many, write_indexes
+from .index import Latest, publish, refuse_many
 from .result import FileInfo, WriteResult
 from .settings import Settings
 
@@ -318,8 +318,7 @@ class IncrementalRun:
         """Write shard ``n`` whole as ``name``; its file info, the digest of its bytes and
         the latest lastmod of its entries.
 
-        A shard whose bytes are those of the published file (the state's digest says so,
-        and the file, read back, agrees) is not written again: publishing keeps that file.
+        Publishing keeps the live file instead when the bytes are the same.
         """
         assert self._publisher is not None
         s = self.s
@@ -335,15 +334,9 @@ class IncrementalRun:
             raw += len(chunk)
         digest.update(s.footer)
         d = digest.digest()
-        st, old = self._state, self._state.old_shard(n)
-        target = s.directory / name
-        if old is not None and old[0] == d and s.check is None:
-            # the published file is the one this state wrote (a publish cut short after
-            # the state was committed left another there): keep it, bytes and mtime
-            wrote = st.file_digest(name)
-            if wrote is not None and _file_digest(target) == wrote:
-                st.wrote(name, wrote)
-                return FileInfo(name, "urlset", count, raw, target.stat().st_size), d, latest.value
+        # always staged whole: publishing compares it with the live file of its number and
+        # keeps that one (name, bytes, mtime) when they are equal (Publisher.place)
+        st = self._state
         f = ShardFile(self._publisher.stage(name), gzip=s.gzip, level=s.gzip_level)
         f.open()
         f.write(head)
@@ -359,7 +352,7 @@ class IncrementalRun:
     def finish(self) -> None:
         s, st, result = self.s, self._state, self.result
         if self._publisher is None:
-            self._publisher = Publisher(s.directory, s.owned)
+            self._publisher = Publisher(s.directory, s.name, s.owned)
         shard_ns = self._assign_shards()
         numbers = sorted(shard_ns)
         single = len(numbers) <= 1 and s.index != "always"
@@ -381,17 +374,16 @@ class IncrementalRun:
                 lastmods[name] = changed
             infos.append(info)
         refuse_many(s, 1 if single else len(numbers))
-        names = [i.name for i in infos]
-        indexes = [] if single else write_indexes(s, self._publisher, names, result.notes, lastmods)
         result.changes = st.counts()
 
         def commit() -> None:
-            # The state first: if the publish below is cut short, the next run writes the
-            # same files again (same state, same lastmods) and its journal completes it.
+            # Once the new index is live, not before: a run killed before that leaves the
+            # old state with the old set, so the next run sees (and reports, and
+            # `submit --changed-since` sends) the same changes again.
             st.commit(shard_state, s.now)
             st.close()
 
-        publish(s, self._publisher, result, infos, indexes, before=commit)
+        publish(s, self._publisher, result, infos, lastmods, single=single, committed=commit)
 
     def abort(self) -> None:
         self._state.close()

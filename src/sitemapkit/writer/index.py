@@ -7,6 +7,7 @@ larger than 50MB"); more shards than one index holds make several, reported in a
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterable, Mapping
 
@@ -155,19 +156,33 @@ def publish(
     publisher: Publisher,
     result: WriteResult,
     infos: list[FileInfo],
-    indexes: list[FileInfo],
+    lastmods: Mapping[str, str],
     *,
-    before: Callable[[], None] | None = None,
+    single: bool,
+    committed: Callable[[], None] | None = None,
 ) -> None:
-    """Record the staged set in ``result``, check it, and swap it in (the index last).
+    """Name the staged shards, index them, check the set, and swap it in (the index last).
 
-    ``before`` runs once the set passed the check, just before the first move.
+    ``infos`` are the staged shards under their numbered names (``single``: the one
+    sitemap, no index), ``lastmods`` their index lastmods. A shard that changed takes a
+    name the live index does not use (:meth:`Publisher.place`), so the index is the one
+    commit point. ``committed`` runs once the new index is live, before the old set's
+    files are removed.
     """
+    publisher.begin()
+    if single:
+        indexes: list[FileInfo] = []
+        files, last = [], [infos[0].name]
+    else:
+        names = publisher.place([i.name for i in infos], s.ext)
+        infos = [dataclasses.replace(i, name=names[i.name]) for i in infos]
+        final = {names[n]: lm for n, lm in lastmods.items()}
+        result.rewritten = [names.get(n, n) for n in result.rewritten]
+        indexes = write_indexes(s, publisher, [i.name for i in infos], result.notes, final)
+        files, last = [i.name for i in infos], [i.name for i in indexes]
     result.files = infos + indexes
     result.indexes = [i.name for i in indexes]
     result.urls = sum(i.entries for i in infos)
-    names = [i.name for i in infos]
-    s.check_staged(publisher.stage, [*names, *result.indexes])
-    if before is not None:
-        before()
-    result.removed = publisher.publish(names, result.indexes)
+    s.check_staged(publisher.stage, [*files, *last])
+    result.removed = publisher.publish(files, last, committed)
+    result.notes.extend(publisher.notes)

@@ -13,7 +13,7 @@ from ..core.model import Url
 from ..core.serialize import EntryBlock
 from ..io.files import Publisher, ShardFile
 from . import dedupe
-from .index import publish, refuse_many, write_indexes
+from .index import publish, refuse_many
 from .result import FileInfo, WriteResult
 from .settings import Settings
 from .shard import Shards
@@ -35,7 +35,7 @@ class StreamRun:
     def stage(self, name: str) -> Path:
         """The staging path of ``name``, creating the staging folder."""
         if self._publisher is None:
-            self._publisher = Publisher(self.s.directory, self.s.owned)
+            self._publisher = Publisher(self.s.directory, self.s.name, self.s.owned)
         return self._publisher.stage(name)
 
     @property
@@ -124,10 +124,9 @@ class StreamRun:
         lastmods = {
             n: lm for n, f in zip(names, files, strict=True) if (lm := latest[id(f)]) is not None
         }
-        indexes = [] if single else write_indexes(s, self._publisher, names, result.notes, lastmods)
         if self._dropped_ext:
             result.notes.append(
                 f"{self._dropped_ext} URLs carried images, videos, news or alternates, "
                 "which a text sitemap cannot hold; only their locs were written"
             )
-        publish(s, self._publisher, result, infos, indexes)
+        publish(s, self._publisher, result, infos, lastmods, single=single)

@@ -9,13 +9,18 @@ index and the publish step; the writer itself only resolves locs and builds reco
 from __future__ import annotations
 
 import datetime as dt
+import errno
+import sys
 from collections.abc import Mapping
 from pathlib import Path
+from types import TracebackType
 from typing import TYPE_CHECKING, Literal
 
 from ..core import limits
 from ..core.model import Alternate, Url
 from ..core.serialize import EntryBlock
+from ..errors import SitemapError
+from ..io.files import sweep, write_error
 from ..io.resource import Closeable
 from ..io.sources import PlainFile, Progress
 from . import parallel
@@ -27,6 +32,9 @@ if TYPE_CHECKING:
     from .incremental import IncrementalRun
 
 __all__ = ["SitemapWriter"]
+
+#: Errors of a write that only the output can meet (the disk or a file-size limit).
+_FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
 class SitemapWriter(Closeable):
@@ -98,14 +106,21 @@ class SitemapWriter(Closeable):
         self.format = s.format
         self.gzip = s.gzip
         self.result = WriteResult(s.directory)
+        # every run, whatever comes of it, first clears what killed runs left beside it
+        sweep(s.directory, s.name)
         self._stream: StreamRun | None = None
         self._run: StreamRun | IncrementalRun
         if state is None:
             self._run = self._stream = StreamRun(s, self.result)
         else:
+            import sqlite3
+
             from .incremental import IncrementalRun  # SQLite, imported for a --state run
 
-            self._run = IncrementalRun(s, self.result, state)
+            try:
+                self._run = IncrementalRun(s, self.result, state)
+            except sqlite3.Error as exc:
+                raise _state_error(exc) from exc
         self._closed = False
 
     @property
@@ -192,10 +207,28 @@ class SitemapWriter(Closeable):
         self._closed = True
         try:
             self._run.finish()
-        except BaseException:
+        except OSError as exc:
             self._abort()
+            raise write_error(exc) from exc
+        except BaseException as exc:
+            self._abort()
+            if _is_state_error(exc):
+                raise _state_error(exc) from exc
             raise
         return self.result
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        super().__exit__(exc_type, exc, tb)
+        # a full disk met while the block ran (a spill file, a shard): said, not a traceback
+        if isinstance(exc, OSError) and exc.errno in _FULL:
+            raise write_error(exc) from exc
+        if exc is not None and _is_state_error(exc) and self.incremental:
+            raise _state_error(exc) from exc
 
     def _abort(self) -> None:
         self._run.abort()
@@ -204,3 +237,18 @@ class SitemapWriter(Closeable):
         # a block that failed publishes nothing: the staged files go, the target stays
         self._closed = True
         self._abort()
+
+
+def _is_state_error(exc: BaseException) -> bool:
+    """True for an error of the state's SQLite (imported only by a ``--state`` run)."""
+    sqlite3 = sys.modules.get("sqlite3")
+    return sqlite3 is not None and isinstance(exc, sqlite3.Error)
+
+
+def _state_error(exc: BaseException) -> SitemapError:
+    return SitemapError(
+        f"could not use the state file: {exc}; nothing was published, the earlier "
+        "sitemaps are as they were",
+        hint="check the free space and the file-size limit (ulimit -f) of its file system, "
+        "and that it is writable",
+    )
