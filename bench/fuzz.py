@@ -68,6 +68,9 @@ PUBLISHED: Final = "https://www.example.com/sitemap.xml"
 RECYCLE: Final = 400  # inputs a child serves before a fresh one (its peak RSS is per child)
 CLI_EVERY: Final = 4  # the command costs most: every 4th input goes through read, validate
 SLOW: Final = 2.0  # seconds: an input slower than this is listed (not a failure)
+#: The largest huge value (attribute, loc, nesting) a mutation makes: ``--max-size``, which
+#: the suite's short run lowers (a fork's child inherits it).
+MAX_SIZE = [1 << 20]
 
 # -- seeds -----------------------------------------------------------------------------------
 
@@ -238,13 +241,13 @@ def nest(rnd: random.Random, data: bytes) -> bytes:
 def huge_attribute(rnd: random.Random, data: bytes) -> bytes:
     tags = list(_START_TAG.finditer(data))
     at = rnd.choice(tags).end() if tags else _at(rnd, data)
-    size = rnd.choice((1 << 10, 1 << 16, 1 << 20))
+    size = min(rnd.choice((1 << 10, 1 << 16, 1 << 20)), MAX_SIZE[0])
     value = rnd.choice((b"a", b"&#xD800;", b"\xc3\xa9", b" ")) * (size // 8)
     return _insert(data, at, b' huge="' + value + b'"')
 
 
 def deep(rnd: random.Random, data: bytes) -> bytes:
-    depth = rnd.choice((100, 300, 1000, 10_000, 100_000))
+    depth = min(rnd.choice((100, 300, 1000, 10_000, 100_000)), MAX_SIZE[0] // 10)
     name = rnd.choice((b"a", b"url", b"loc", b"x:y"))
     piece = b"<" + name + b">"
     closed = rnd.random() < 0.5
@@ -328,7 +331,7 @@ def number_edge(rnd: random.Random, data: bytes) -> bytes:
 
 
 def huge_loc(rnd: random.Random, data: bytes) -> bytes:
-    size = rnd.choice((1000, 100_000, 1_000_000))
+    size = min(rnd.choice((1000, 100_000, 1_000_000)), MAX_SIZE[0])
     odd = rnd.choice(_ODD) if rnd.random() < 0.5 else "".join(rnd.sample(_ODD, 6))
     text = ("https://www.example.com/" + odd * (size // len(odd)))[:size]
     value = text.replace("&", "&amp;").replace("<", "&lt;").encode("utf-8")
@@ -545,6 +548,8 @@ def fuzz(seeds: list[Seed], seed: int, count: int, jobs: int, caps: Caps, stats:
                 if index is None:
                     more = False
                     break
+                if index and index % 1000 == 0:
+                    print(f"fuzz: seed {seed}: {index:,} inputs, {_tally(stats)}", file=sys.stderr)
                 slot.child.send(Job(seed, index))
                 slot.job, slot.started = (seed, index), time.perf_counter()
                 stats.mutations.update(make_input(seeds, seed, index)[2])
@@ -567,6 +572,11 @@ def fuzz(seeds: list[Seed], seed: int, count: int, jobs: int, caps: Caps, stats:
     finally:
         kids.close_all([s.child for s in slots])
         stats.seconds += time.perf_counter() - start
+
+
+def _tally(stats: Stats) -> str:
+    failed = sum(stats.failures.values())
+    return f"{failed} failures, {len(stats.hangs)} hangs, at {time.strftime('%H:%M:%S')}"
 
 
 def _renew(slot: _Slot, handle: Callable[[Any], object]) -> None:
@@ -698,8 +708,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rss-cap", type=int, default=512, help="MiB resident: over it, a blow-up")
     ap.add_argument("--out", type=Path, help="folder for the minimised failures")
     ap.add_argument("--minimise-time", type=float, default=120.0, help="seconds per failure")
+    ap.add_argument("--max-size", type=int, default=MAX_SIZE[0], help="largest huge value")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args(argv)
+    MAX_SIZE[0] = args.max_size
     seeds = load_seeds()
     caps = Caps(args.time_cap, args.memory_cap, args.rss_cap)
     stats = Stats()

@@ -209,11 +209,11 @@ class Repair:
             return j + 1
         name = m.group(1)
         if name is None:
-            ref = m.group()
-            if _legal(ref):
-                out.append(ref)
+            char = m.group()
+            if _legal(char):
+                out.append(char)
             else:
-                self._fix(buf, j, f"the reference {ref.decode()} names no character XML allows")
+                self._fix(buf, j, f"the reference {char.decode()} names no character XML allows")
                 out.append(_REPLACEMENT)
             return m.end()
         ref = _XML_REFS.get(name)
