@@ -15,14 +15,15 @@ to a million spaces or odd characters. Input ``i`` of seed ``s`` is made from
 Each input goes to a child process (``io/child.py``, forked; a fresh one every
 ``RECYCLE`` inputs and after every hang) whose address space is capped (``--memory-cap``
 MiB, ``RLIMIT_AS``: a blow-up is a ``MemoryError``) and which is killed when one input
-takes longer than ``--time-cap`` seconds (a hang). There every input goes through
-``sitemapkit.loads`` (tolerant and strict), the parser fed in three pieces, ``read_file``,
-``read`` (offline), ``validate`` (the network refused), and every ``CLI_EVERY``-th input
-through the command in-process (``sitemapkit read --offline`` and ``validate --no-follow``):
-a failure is any exception that is not a :class:`sitemapkit.SitemapError` (strict
-``loads`` and ``read`` may raise those), a traceback on the command's stderr, or its usage
-exit status 2 for a file. A failure is minimised (chunks removed while the same exception
-stays, in the same kind of child) and written to ``--out`` with its signature.
+takes longer than ``--time-cap`` seconds (a hang). There every input goes through the
+parser fed in three pieces, ``sitemapkit.read`` (offline) and ``sitemapkit.validate`` (the
+network refused), and by turns through one of ``loads`` (tolerant), ``loads`` (strict) and
+``read_file``; one input in ``CLI_EVERY`` through the command in-process as ``sitemapkit
+read --offline``, another as ``sitemapkit validate --no-follow``. A failure is any
+exception that is not a :class:`sitemapkit.SitemapError` (and any from ``validate``, which
+never raises for bad input), a traceback on the command's stderr, or its usage exit status
+2 for a file. A failure is minimised (chunks removed while the same failure stays, in the
+same kind of child) and written to ``--out`` (the bytes, and what failed and how).
 
 The report: inputs, failures by kind and place, hangs, inputs slower than ``SLOW`` seconds,
 the largest resident set a child reached (and the input that raised it most), the time.
@@ -530,8 +531,17 @@ class Caps:
     rss_mib: int = 512  # a resident set above this is a blow-up
 
 
-def fuzz(seeds: list[Seed], seed: int, count: int, jobs: int, caps: Caps, stats: Stats) -> None:
-    """Inputs ``0 .. count-1`` of ``seed`` through ``jobs`` children; the figures in ``stats``."""
+def fuzz(
+    seeds: list[Seed],
+    seed: int,
+    count: int,
+    jobs: int,
+    caps: Caps,
+    stats: Stats,
+    deadline: float = float("inf"),
+) -> None:
+    """Inputs ``0 .. count-1`` of ``seed`` through ``jobs`` children; the figures in ``stats``.
+    No input is started after ``deadline`` (``time.perf_counter()``)."""
     handle = _handler(seeds, caps.memory_mib)
     todo = iter(range(count))
     slots: list[_Slot] = []
@@ -544,7 +554,7 @@ def fuzz(seeds: list[Seed], seed: int, count: int, jobs: int, caps: Caps, stats:
                 if slot is None:
                     slot = _Slot(kids.Child.fork(handle, name="the fuzz child"))
                     slots.append(slot)
-                index = next(todo, None)
+                index = next(todo, None) if time.perf_counter() < deadline else None
                 if index is None:
                     more = False
                     break
@@ -708,6 +718,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rss-cap", type=int, default=512, help="MiB resident: over it, a blow-up")
     ap.add_argument("--out", type=Path, help="folder for the minimised failures")
     ap.add_argument("--minimise-time", type=float, default=120.0, help="seconds per failure")
+    ap.add_argument("--max-time", type=float, help="seconds: no input is started after them")
     ap.add_argument("--max-size", type=int, default=MAX_SIZE[0], help="largest huge value")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = ap.parse_args(argv)
@@ -716,8 +727,10 @@ def main(argv: list[str] | None = None) -> int:
     caps = Caps(args.time_cap, args.memory_cap, args.rss_cap)
     stats = Stats()
     chosen = args.seed or [1, 2]
+    # split between the seeds: each gets its share of the time
+    share = (args.max_time or float("inf")) / len(chosen)
     for seed in chosen:
-        fuzz(seeds, seed, args.inputs, args.jobs, caps, stats)
+        fuzz(seeds, seed, args.inputs, args.jobs, caps, stats, time.perf_counter() + share)
     if args.out is not None:
         for key, (seed, index) in stats.first.items():
             name, data = minimise(seeds, key, seed, index, caps, budget=args.minimise_time)

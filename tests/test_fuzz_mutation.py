@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import importlib.util
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -310,8 +311,14 @@ def _minimised() -> list[Path]:
 
 @pytest.mark.parametrize("fixture", _minimised(), ids=lambda p: p.stem)
 def test_a_minimised_fuzz_failure_is_read_and_validated(tmp_path: Path, fixture: Path) -> None:
+    """Each target of its input ends with records, findings or sitemapkit's own error;
+    reading it says what is wrong (exit 1 or 3, a rule id on stderr)."""
     about = json.loads(fixture.with_suffix(".json").read_text())
-    checked = _fuzz().check(
-        about["name"], fixture.read_bytes(), about["index"], folder=str(tmp_path)
-    )
+    data = fixture.read_bytes()
+    checked = _fuzz().check(about["name"], data, about["index"], folder=str(tmp_path))
     assert checked.failures == []
+    path = tmp_path / about["name"]
+    path.write_bytes(data)
+    code, _, err = cli(["read", "--offline", str(path)])
+    assert code in (1, 3) and "Traceback" not in err
+    assert re.search(r": (SM|RB)\d{3} (error|warning): ", err), err
