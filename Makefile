@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 
 CHROMIUM := $(VENV)/.chromium
 
-.PHONY: demo test lint typecheck unit bench clean bytecode screenshot
+.PHONY: demo test lint typecheck unit bench clean bytecode screenshot fuzz
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -64,6 +64,11 @@ test: lint typecheck unit
 # The peer harness (../shared/bench): sitemapkit beside its reference rows, 200k URLs.
 bench: $(STAMP) bytecode
 	../shared/bench/run_peers.sh --candidate $(BIN)/sitemapkit --quick-candidate --size 200000
+
+# The mutation fuzzer of issue #16 §3, full size: 100,000 inputs (seeds 1 and 2, 50,000
+# each), each in a child capped in memory and time; minimised failures go to fuzz-out/.
+fuzz: $(STAMP) bytecode
+	$(BIN)/python bench/fuzz.py --inputs 50000 --seed 1 --seed 2 --jobs $(JOBS) --out fuzz-out
 
 clean:
 	rm -rf $(VENV) demo-out .pytest_cache .mypy_cache .ruff_cache .coverage

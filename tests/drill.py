@@ -196,8 +196,14 @@ def snapshot(out: Path, state: Path | None) -> Path:
     for p in out.parent.glob(f".{out.name}.sitemapkit.*"):
         shutil.copy2(p, keep / p.name)
     if state is not None:
-        shutil.copy2(state, keep / "state")
+        (keep / "state").mkdir()
+        for p in _state_files(state):  # the SQLite file and the URL file beside it
+            shutil.copy2(p, keep / "state" / p.name)
     return keep
+
+
+def _state_files(state: Path) -> list[Path]:
+    return [p for p in state.parent.glob(state.name + "*") if p.is_file()]
 
 
 def restore(keep: Path, out: Path, state: Path | None) -> None:
@@ -208,9 +214,10 @@ def restore(keep: Path, out: Path, state: Path | None) -> None:
     for p in keep.glob(f".{out.name}.sitemapkit.*"):
         shutil.copy2(p, out.parent / p.name)
     if state is not None:
-        for extra in (state.with_name(state.name + "-wal"), state.with_name(state.name + "-shm")):
-            extra.unlink(missing_ok=True)
-        shutil.copy2(keep / "state", state)
+        for p in _state_files(state):
+            p.unlink()
+        for p in (keep / "state").iterdir():
+            shutil.copy2(p, state.parent / p.name)
 
 
 _FORKED = """

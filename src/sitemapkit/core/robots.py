@@ -31,7 +31,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import SplitResult, urljoin, urlsplit
 
 from .finding import Finding, Severity
 from .robotsfile import ABSOLUTE, MAX_ROBOTS_BYTES, split_record
@@ -323,21 +323,31 @@ def _written_as_uri(value: str, uri: str, glued: bool, report: _Report) -> None:
 
 
 def _is_http(url: str) -> bool:
-    parts = urlsplit(url)
-    return parts.scheme.lower() in ("http", "https") and bool(parts.netloc)
+    parts = _split(url)
+    return parts is not None and parts.scheme.lower() in ("http", "https") and bool(parts.netloc)
+
+
+def _split(url: str) -> SplitResult | None:
+    """``urlsplit(url)``, or None where it raises (a ``[`` host that is no IPv6 address)."""
+    try:
+        return urlsplit(url)
+    except ValueError:
+        return None
 
 
 def _disallowed(
     text: str, sitemaps: list[str], base_url: str | None, user_agent: str, where: str
 ) -> list[Finding]:
     """RB011: a listed sitemap on this origin that the same file disallows."""
-    if base_url is None:
+    origin = None if base_url is None else _split(base_url)
+    if origin is None:
         return []
-    origin = urlsplit(base_url)
     local = [
         url
         for url in sitemaps
-        if (p := urlsplit(url)).scheme == origin.scheme and p.netloc == origin.netloc.lower()
+        if (p := _split(url)) is not None
+        and p.scheme == origin.scheme
+        and p.netloc == origin.netloc.lower()
     ]
     if not local:
         return []

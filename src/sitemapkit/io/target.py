@@ -136,11 +136,17 @@ def local_child(index: str | Path, loc: str) -> str | None:
     >>> local_child("/nowhere/sitemap_index.xml", "https://example.com/sitemap-1.xml") is None
     True
     """
-    name = unquote(urlsplit(loc).path.rsplit("/", 1)[-1])
+    try:
+        name = unquote(urlsplit(loc).path.rsplit("/", 1)[-1])
+    except ValueError:  # "http://[x/": no URL, no file
+        return None
     if not name or name in (".", "..") or "/" in name or "\\" in name:
         return None
     path = Path(index).parent / name
-    return str(path) if path.is_file() else None
+    try:
+        return str(path) if path.is_file() else None
+    except OSError:  # a name no file system takes (too long): no such file
+        return None
 
 
 def beside(index: str | Path, url: str | None, child: str) -> Path | str:
@@ -178,8 +184,10 @@ def mirror(index: Path, url: str, child: str) -> Path | str:
     local = folder.joinpath(*relative.split("/"))
     try:
         local.resolve().relative_to(folder.resolve())
+        if not local.is_file():
+            return f"no local file {local}"
     except ValueError:
         return "outside the local build folder"
-    if not local.is_file():
-        return f"no local file {local}"
+    except OSError as exc:  # a name no file system takes (too long)
+        return f"no local file of that name ({exc.strerror})"
     return local

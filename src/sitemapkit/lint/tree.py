@@ -24,6 +24,7 @@ from lxml import etree
 from ..core.finding import Finding
 from ..core.namespace import IMAGE_NS, NEWS_NS, SITEMAP_NS, VIDEO_NS, XHTML_NS
 from ..core.parse.prolog import xml_start
+from ..core.parse.recovery import legal_refs
 from ..core.urls import unescape
 from .checks import Context, check_document, entry_anchors, may_have_padded_values
 from .schema import schema_findings
@@ -303,7 +304,7 @@ def _damaged(text: bytes) -> Scan:
     checks)."""
     recover = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, recover=True)
     try:
-        damaged = etree.fromstring(text, recover)
+        damaged = etree.fromstring(legal_refs(text), recover)
     except etree.XMLSyntaxError:
         damaged = None
     if damaged is None:

@@ -387,7 +387,9 @@ def _start_tag_positions(
 
     libxml2 keeps no columns, so expat (which reports the position of each event) reads the
     source again; this only runs when there are errors to place. None if expat cannot read it
-    or does not see the same ``total`` number of elements as libxml2 did.
+    (expat reads no multi-byte encoding but UTF-8 and UTF-16: a declared UTF-7 or Shift_JIS
+    is refused with a ``ValueError``) or does not see the same ``total`` number of elements
+    as libxml2 did.
     """
     parser = xml.parsers.expat.ParserCreate()
     positions: dict[int, tuple[int, int]] = {}
@@ -402,6 +404,6 @@ def _start_tag_positions(
     parser.StartElementHandler = start
     try:
         parser.Parse(source, True)
-    except xml.parsers.expat.ExpatError:
+    except (xml.parsers.expat.ExpatError, ValueError):
         return None
     return positions if count == total else None

@@ -45,7 +45,7 @@ _MAX_ONCE: Final = 100
 class Findings:
     """The findings of one document, in the order they were made (``items``)."""
 
-    __slots__ = ("_counts", "_seen", "_unlisted_errors", "items", "settings")
+    __slots__ = ("_counts", "_ordinals", "_seen", "_unlisted_errors", "items", "settings")
 
     def __init__(self, settings: ParseSettings) -> None:
         #: ``source`` names the document; ``max_findings`` findings are listed per rule (0: all).
@@ -55,6 +55,7 @@ class Findings:
         self._seen: set[str] = set()
         #: Rules with an error among their unlisted findings: their summary is one too.
         self._unlisted_errors: set[str] = set()
+        self._ordinals = Ordinals()
 
     def add(
         self,
@@ -85,7 +86,7 @@ class Findings:
         cap = settings.max_findings
         n = self._counts[rule] = self._counts.get(rule, 0) + 1
         if not cap or n <= cap:
-            element = None if at is None else element_path(at, attr)
+            element = None if at is None else element_path(at, attr, self._ordinals)
             self.items.append(
                 Finding(rule, sev, message, settings.source, line, column, loc, element)
             )
@@ -125,12 +126,15 @@ class Findings:
             )
 
 
-def element_path(el: etree._Element, attr: str | None = None) -> str | None:
+def element_path(
+    el: etree._Element, attr: str | None = None, ordinals: Ordinals | None = None
+) -> str | None:
     """The path of ``el`` inside its entry (the child of the root element that holds it),
     as :attr:`Finding.element` names it: ``image:image[2]/image:caption``, with ``/@attr``
     for an attribute. Each step's index counts the siblings of the same local name before
     it in document order (kept or not); None for the entry itself or what lies outside.
-    Built only when a finding is made.
+    Built only when a finding is made; ``ordinals`` (one per document) counts each
+    parent's children once, however many findings they have.
     """
     steps: list[str] = []
     node: etree._Element | None = el
@@ -142,11 +146,7 @@ def element_path(el: etree._Element, attr: str | None = None) -> str | None:
         if not isinstance(tag, str):
             return None
         local = tag.rpartition("}")[2]
-        n = 1
-        for sib in node.itersiblings(preceding=True):
-            stag = sib.tag
-            if isinstance(stag, str) and stag.rpartition("}")[2] == local:
-                n += 1
+        n = ordinals.of(parent, node, local) if ordinals is not None else _ordinal(node, local)
         name = f"{node.prefix}:{local}" if node.prefix else local
         steps.append(name if n == 1 else f"{name}[{n}]")
         node = parent
@@ -154,3 +154,61 @@ def element_path(el: etree._Element, attr: str | None = None) -> str | None:
         return None
     path = "/".join(reversed(steps))
     return f"{path}/@{attr}" if attr is not None else path
+
+
+def _ordinal(node: etree._Element, local: str) -> int:
+    """1 + the siblings called ``local`` (in any namespace) before ``node``."""
+    return 1 + sum(1 for _ in node.itersiblings("{*}" + local, preceding=True))
+
+
+class Ordinals:
+    """The ordinals of a parent's children by local name, counted forward, once.
+
+    Counting an element's preceding siblings for each finding made an entry of 50,000
+    repeated children with a finding each quadratic (two minutes). The parents (a path's
+    few levels: at most :data:`_PARENTS` are remembered) and the children counted are
+    held, so their proxies, and ``id()``s, stay the same.
+    """
+
+    __slots__ = ("_parents",)
+
+    def __init__(self) -> None:
+        self._parents: dict[int, _Children] = {}
+
+    def of(self, parent: etree._Element, node: etree._Element, local: str) -> int:
+        """``node``'s ordinal among ``parent``'s children called ``local``."""
+        children = self._parents.get(id(parent))
+        if children is None or children.parent is not parent:
+            if len(self._parents) >= _PARENTS:
+                self._parents.clear()
+            children = self._parents[id(parent)] = _Children(parent)
+        return children.of(node, local)
+
+
+_PARENTS: Final = 16
+
+
+class _Children:
+    __slots__ = ("counts", "kids", "known", "parent")
+
+    def __init__(self, parent: etree._Element) -> None:
+        self.parent = parent
+        self.kids: list[etree._Element] = []
+        self.known: dict[int, int] = {}
+        self.counts: dict[str, int] = {}
+
+    def of(self, node: etree._Element, local: str) -> int:
+        found = self.known.get(id(node))
+        if found is not None:
+            return found
+        following = self.kids[-1].itersiblings() if self.kids else self.parent.iterchildren()
+        for kid in following:
+            tag = kid.tag
+            if isinstance(tag, str):
+                name = tag.rpartition("}")[2]
+                n = self.counts[name] = self.counts.get(name, 0) + 1
+                self.kids.append(kid)
+                self.known[id(kid)] = n
+                if kid is node:
+                    return n
+        return _ordinal(node, local)  # not after those counted: the tree was changed

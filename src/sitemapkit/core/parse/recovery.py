@@ -27,12 +27,15 @@ from lxml import etree
 
 from ..hardening import HARDENED
 
-__all__ = ["Recovery", "Repair", "recovering_parser", "start_tag"]
+__all__ = ["Recovery", "Repair", "legal_refs", "recovering_parser", "start_tag"]
 
 _STEP: Final = 65_536
 #: The longest tag or reference the repair waits for before it decides it is text.
 _HOLD: Final = 4_096
 _REF: Final = re.compile(rb"&(?:#[0-9]{1,8};|#x[0-9A-Fa-f]{1,8};|([A-Za-z][A-Za-z0-9]{0,31});)")
+_CHAR_REF: Final = re.compile(rb"&#(?:[0-9]{1,8}|x[0-9A-Fa-f]{1,8});")
+#: What a character reference to a character XML does not allow becomes (U+FFFD).
+_REPLACEMENT: Final = b"&#xFFFD;"
 _REF_START: Final = re.compile(rb"&#?x?[A-Za-z0-9]{0,32}")
 _TAG: Final = re.compile(rb"<(/?)((?:[A-Za-z_][\w.-]*:)?)([A-Za-z_][\w.-]*)([^<>]*)>")
 _MARK: Final = re.compile(rb"[<&]|\]\]>")
@@ -58,6 +61,32 @@ _SECTIONS: Final = ((b"<![CDATA[", b"]]>"), (b"<!--", b"-->"), (b"<?", b"?>"))
 _Events = Iterator[tuple[str, etree._Element]]
 #: What a repair did, for the finding: (what, line, column).
 Report = Callable[[str, int, int], None]
+
+
+def _legal(ref: bytes) -> bool:
+    """Whether the character reference ``ref`` (``&#…;``) names a character of XML 1.0's
+    Char: #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]."""
+    digits = ref[2:-1]
+    code = int(digits[1:], 16) if digits[:1] == b"x" else int(digits)
+    if code < 0x20:
+        return code in (0x9, 0xA, 0xD)
+    return code <= 0xD7FF or 0xE000 <= code <= 0xFFFD or 0x10000 <= code <= 0x10FFFF
+
+
+def legal_refs(data: bytes) -> bytes:
+    """``data`` with every character reference to a character XML does not allow (a lone
+    surrogate such as ``&#xD800;``, ``&#0;``, past U+10FFFF) written as ``&#xFFFD;``.
+
+    libxml2's recovering parser keeps such a reference as the bytes of the code point
+    (``&#xD800;`` as ED A0 80, which is not UTF-8), and lxml then fails to decode the
+    element's text, tag or namespace: the recovering parsers are given this instead.
+
+    >>> legal_refs(b'<t xmlns="&#xD800;">&#65;&#0;</t>')
+    b'<t xmlns="&#xFFFD;">&#65;&#xFFFD;</t>'
+    """
+    if b"&#" not in data:
+        return data
+    return _CHAR_REF.sub(lambda m: m.group() if _legal(m.group()) else _REPLACEMENT, data)
 
 
 def recovering_parser() -> etree.XMLPullParser:
@@ -180,7 +209,12 @@ class Repair:
             return j + 1
         name = m.group(1)
         if name is None:
-            out.append(m.group())
+            char = m.group()
+            if _legal(char):
+                out.append(char)
+            else:
+                self._fix(buf, j, f"the reference {char.decode()} names no character XML allows")
+                out.append(_REPLACEMENT)
             return m.end()
         ref = _XML_REFS.get(name)
         if ref is not None:

@@ -8,6 +8,7 @@ heuristics (SM306, VID711, NEWS806).
 
 from __future__ import annotations
 
+import calendar
 import datetime as dt
 from operator import attrgetter
 from typing import Final, cast
@@ -20,13 +21,22 @@ from .state import Batch, EntryState, R
 __all__ = ["instant_bounds", "ref_dates", "url_dates"]
 
 _EPOCH_CUTOFF: Final = "1994-01-01"
+_EARLIEST_ZONE: Final = dt.timedelta(hours=14)  # UTC+14:00, the zone whose day starts first
+_LATEST_ZONE: Final = dt.timedelta(hours=12)  # UTC-12:00, the zone whose day ends last
+_FIRST: Final = dt.datetime.min.replace(tzinfo=dt.UTC)
+_LAST: Final = dt.datetime.max.replace(tzinfo=dt.UTC)
 _LASTMOD: Final = attrgetter("lastmod")
 
 
 def instant_bounds(value: str) -> tuple[dt.datetime, dt.datetime] | None:
     """Earliest and latest instant a date a reader keeps can mean: a W3C Datetime, or a
     form off it such as a time without a zone (``w3cdate.parse_usable``); a bare date, or
-    a time without a zone, spans all zones."""
+    a time without a zone, spans all zones. At the ends of the calendar (0001-01-01,
+    9999-12-31) a bound stops at the first or last instant Python has.
+
+    >>> instant_bounds("9999-12-31")[1]
+    datetime.datetime(9999, 12, 31, 23, 59, 59, 999999, tzinfo=datetime.timezone.utc)
+    """
     try:
         p = parse_usable(value)
     except ValueError:
@@ -36,14 +46,22 @@ def instant_bounds(value: str) -> tuple[dt.datetime, dt.datetime] | None:
         return start, start
     # no zone: from the period's start at +14:00 to its end at -12:00
     if p.granularity == 1:
-        end = dt.datetime(p.year + 1, 1, 1, tzinfo=dt.UTC)
+        end = _shifted(start, dt.timedelta(days=366 if calendar.isleap(p.year) else 365))
     elif p.granularity == 2:
-        end = dt.datetime(p.year + p.month // 12, p.month % 12 + 1, 1, tzinfo=dt.UTC)
+        end = _shifted(start, dt.timedelta(days=calendar.monthrange(p.year, p.month)[1]))
     elif p.granularity == 3:
-        end = start + dt.timedelta(days=1)
+        end = _shifted(start, dt.timedelta(days=1))
     else:
         end = start  # a local time, in a zone not given
-    return start - dt.timedelta(hours=14), end + dt.timedelta(hours=12)
+    return _shifted(start, -_EARLIEST_ZONE), _shifted(end, _LATEST_ZONE)
+
+
+def _shifted(instant: dt.datetime, delta: dt.timedelta) -> dt.datetime:
+    """``instant + delta``, or the first or last instant there is when that is past it."""
+    try:
+        return instant + delta
+    except OverflowError:
+        return _LAST if delta > dt.timedelta(0) else _FIRST
 
 
 def _date_checks(st: EntryState, batch: Batch[R], lastmods: list[str | None]) -> None:

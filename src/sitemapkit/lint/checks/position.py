@@ -269,7 +269,7 @@ class Locator:
                     out[ordinal, path] = at
                 continue
             rest.append((ordinal, path))
-        tags = self.entries({o for o, _ in rest})
+        tags = {o: _Entry(t) for o, t in self.entries({o for o, _ in rest}).items()}
         for ordinal, path in rest:
             entry = tags.get(ordinal)
             if entry is None:
@@ -400,36 +400,55 @@ def _tags(data: bytes, start: int, end: int) -> list[_Tag]:
     return out
 
 
-def _follow(tags: list[_Tag], path: str | None) -> int | None:
+class _Entry:
+    """An entry's tags, each element's children of a name listed once, when first asked.
+
+    A path's step used to walk every tag after its parent's: an entry of 100,000 nested
+    ``<loc>`` with a finding on each took minutes to place.
+    """
+
+    def __init__(self, tags: list[_Tag]) -> None:
+        self.tags = tags
+        self._kids: dict[tuple[int, str], list[int]] = {}
+
+    def children(self, node: int, name: str) -> list[int]:
+        """Indexes of the start tags of ``node``'s child elements called ``name``."""
+        found = self._kids.get((node, name))
+        if found is None:
+            found = []
+            tags = self.tags
+            level = tags[node][1]
+            for j in range(node + 1, len(tags)):
+                depth, local, end = tags[j][1], tags[j][2], tags[j][5]
+                if end:
+                    if depth == level:
+                        break  # the element ended
+                elif depth == level + 1 and local.decode("ascii", "replace") == name:
+                    found.append(j)
+            self._kids[node, name] = found
+        return found
+
+
+def _follow(entry: _Entry, path: str | None) -> int | None:
     """The byte offset of the element (or attribute) ``path`` names in an entry's tags."""
     steps = ["loc"] if path is None else [s for s in path.split("/") if s]
     attr = steps.pop()[1:] if steps and steps[-1].startswith("@") else None
-    at, level, n, step = tags[0][0], 0, 0, 0
-    attrs, attrs_at = tags[0][3], tags[0][4]
-    for offset, depth, local, text, text_at, end in tags[1:]:
-        if step == len(steps):
-            break
-        if end:
-            if depth == level:
-                return None  # the element holding the step ended without it
-            continue
-        if depth != level + 1:
-            continue
-        match = _STEP.fullmatch(steps[step])
-        if match is None:
+    tags = entry.tags
+    node: int | None = 0
+    for step in steps:
+        match = _STEP.fullmatch(step)
+        if match is None or node is None:
             return None
         name, index, key, value = match.groups()
-        if local.decode("ascii", "replace") != name:
-            continue
+        kids = entry.children(node, name)
         if key is not None:
-            if _attribute(text, key) != value:
-                continue
-        elif n < int(index or 1) - 1:
-            n += 1
-            continue
-        at, attrs, attrs_at, level, n, step = offset, text, text_at, depth, 0, step + 1
-    if step != len(steps):
+            node = next((j for j in kids if _attribute(tags[j][3], key) == value), None)
+        else:
+            nth = max(int(index or 1) - 1, 0)
+            node = kids[nth] if nth < len(kids) else None
+    if node is None:
         return None
+    at, _, _, attrs, attrs_at, _ = tags[node]
     if attr is None:
         return at
     m = re.search(rb"\s((?:[\w.-]+:)?" + re.escape(attr.encode()) + rb")\s*=", attrs)
