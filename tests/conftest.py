@@ -10,9 +10,17 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, settings
 from lxml import etree
 
 from .site import Site
+
+# Hypothesis times its examples and their generation; on a loaded machine (CI runners, two
+# cores shared) those clocks fail tests that are right. What a test asserts is not timed.
+settings.register_profile(
+    "sitemapkit", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("sitemapkit")
 
 NS = {
     "s": "http://www.sitemaps.org/schemas/sitemap/0.9",

@@ -615,7 +615,7 @@ def test_stopping_early_releases_everything(site: Site) -> None:
 
     started = time.monotonic()
     assert asyncio.run(main()) == 10
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 20  # not hung (minutes)
 
     async def stalled_consumer() -> None:
         async with aiter_records(site.url("/i.xml"), workers=0) as stream:
@@ -626,7 +626,7 @@ def test_stopping_early_releases_everything(site: Site) -> None:
     asyncio.run(stalled_consumer())
     with read_url_records(site.url("/i.xml"), workers=0) as it:
         next(it)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 20  # not hung (minutes)
 
 
 def test_sync_entry_points_and_report(site: Site) -> None:
