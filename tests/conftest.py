@@ -17,9 +17,7 @@ from .site import Site
 
 # Hypothesis times its examples and their generation; on a loaded machine (CI runners, two
 # cores shared) those clocks fail tests that are right. What a test asserts is not timed.
-settings.register_profile(
-    "sitemapkit", deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+settings.register_profile("sitemapkit", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("sitemapkit")
 
 NS = {

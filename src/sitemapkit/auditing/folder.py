@@ -2,7 +2,8 @@
 
 The sitemaps are those the folder's ``robots.txt`` names in ``Sitemap:`` lines (their
 URLs under the base URL mapped to files of the folder), else the ``sitemap*.xml*``
-files at its top; an index's children are its files too. The pages are the folder
+files at its top (a ``.gz`` copy beside its ``.xml`` counted once); an index's children
+are its files too. The pages are the folder
 source's (:class:`~sitemapkit.io.sources.folder.FolderPages`), judged as ``write DIR``
 judges them, with their links. A URL a sitemap lists that the walk did not give is
 looked up as a static server would answer it: its file judged, else a 404.
@@ -72,12 +73,15 @@ class _FolderSet:
                     report.not_checked.append((url, f"listed in robots.txt, {exc.message}"))
             if named or parsed.sitemaps:
                 return named
-        names = sorted(
+        names = {
             e.name
             for e in os.scandir(self.root)
             if e.is_file() and fnmatch.fnmatchcase(e.name, "sitemap*.xml*")
-        )
-        return [str(self.root / n) for n in names]
+        }
+        # a generator's gzip copy beside its sitemap (MkDocs writes sitemap.xml and
+        # sitemap.xml.gz) is the same sitemap, not a second one listing every URL again
+        twins = {n for n in names if n.endswith(".gz") and n.removesuffix(".gz") in names}
+        return [str(self.root / n) for n in sorted(names - twins)]
 
 
 def audit_folder(

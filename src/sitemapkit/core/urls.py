@@ -50,7 +50,10 @@ _BAD_PERCENT: Final = re.compile(r"%(?![0-9A-Fa-f]{2})")
 _CANONICAL_LOC: Final = re.compile(
     r"https?://[a-z0-9._~-]+(?:[/?#][A-Za-z0-9._~:/?#\[\]@!$&'()*+,;=%-]*)?"
 )
-_AUTHORITY: Final = re.compile(r"(?:(?P<user>[^@]*)@)?(?P<host>\[[^\]]*\]|[^:]*)(?::(?P<port>.*))?")
+# re.S: a port may hold any character, a line feed too (the fullmatch must always match)
+_AUTHORITY: Final = re.compile(
+    r"(?:(?P<user>[^@]*)@)?(?P<host>\[[^\]]*\]|[^:]*)(?::(?P<port>.*))?", re.S
+)
 # RFC 3986 §3.2.2 host: an IP-literal in brackets, or a reg-name (unreserved, pct-encoded,
 # sub-delims): a space or a quote in a host is not a URL a crawler can fetch
 _HOST: Final = re.compile(r"\[[0-9A-Za-z.:]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+")
