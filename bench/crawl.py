@@ -25,12 +25,11 @@ import subprocess
 import sys
 import tempfile
 import textwrap
-import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from folder import _tree_rss  # noqa: E402  (the bench folder is not a package)
+from folder import PeakRss
 
 _FILL = (
     "<p>"
@@ -146,24 +145,14 @@ SPIDER = textwrap.dedent(
 
 def measure(cmd: list[str]) -> tuple[float, float, int, str]:
     """Wall and CPU seconds (with children), peak tree RSS and stderr of ``cmd``."""
-    peak = 0
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    done = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not done.wait(0.02):
-            peak = max(peak, _tree_rss(proc.pid))
-
-    sampler = threading.Thread(target=sample)
-    sampler.start()
-    assert proc.stderr is not None
-    err = proc.stderr.read()
-    _, code, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    done.set()
-    sampler.join()
+    with PeakRss(proc.pid) as rss:
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+        _, code, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+    peak = rss.peak
     if code:
         raise SystemExit(f"{cmd[0]} failed ({code}): {err.decode()[-2000:]}")
     return wall, usage.ru_utime + usage.ru_stime, peak, err.decode()

@@ -112,25 +112,37 @@ def _tree_rss(pid: int) -> int:
     return total
 
 
+class PeakRss:
+    """The peak RSS of a process and its children, sampled every 20 ms while in a
+    ``with`` block (``peak``, bytes)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.peak = pid, 0
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample)
+
+    def _sample(self) -> None:
+        while not self._done.wait(0.02):
+            self.peak = max(self.peak, _tree_rss(self.pid))
+
+    def __enter__(self) -> PeakRss:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+
+
 def run(root: Path) -> tuple[float, float, int, str]:
     exe = os.path.join(os.path.dirname(sys.executable), "sitemapkit")
     cmd = [exe, "write", str(root), "-o", str(root), "--base-url", BASE]
-    peak = 0
     t = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    done = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not done.wait(0.02):
-            peak = max(peak, _tree_rss(proc.pid))
-
-    sampler = threading.Thread(target=sample)
-    sampler.start()
-    _, err = proc.communicate()
-    wall = time.perf_counter() - t
-    done.set()
-    sampler.join()
+    with PeakRss(proc.pid) as rss:
+        _, err = proc.communicate()
+        wall = time.perf_counter() - t
+    peak = rss.peak
     if proc.returncode:
         raise SystemExit(f"sitemapkit failed ({proc.returncode}): {err.decode()}")
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -13,12 +13,14 @@ import datetime as dt
 import importlib.metadata
 import importlib.util
 import sys
+from typing import Final
 
 import httpx
 
 from ..core.retry import retry_after
 
 __all__ = [
+    "ACCEPT_ENCODING",
     "check_requests",
     "check_retries",
     "describe",
@@ -26,6 +28,10 @@ __all__ = [
     "retry_after_seconds",
     "version",
 ]
+
+
+#: The content codings every client here asks for: those ``io.fetch.decode`` removes.
+ACCEPT_ENCODING: Final = "gzip, deflate"
 
 
 def version() -> str:

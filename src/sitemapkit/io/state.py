@@ -57,7 +57,6 @@ CREATE TABLE IF NOT EXISTS shards(n INTEGER PRIMARY KEY, digest BLOB NOT NULL,
     changed TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS removed(loc TEXT PRIMARY KEY, at TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files(name TEXT PRIMARY KEY, digest BLOB NOT NULL);
 """
 
 #: Flags of a staged URL (one byte): its extension namespaces, and:
@@ -153,7 +152,6 @@ class StateStore:
         self._flags = open(folder / "flags", "wb")  # noqa: SIM115
         self._keys = ExternalSorter(self.folder, max_bytes=_SORT_BYTES, prefix="keys")
         self._rows: list[tuple[bytes, bytes, bytes, bytes, int]] = []
-        self._written: dict[str, bytes] = {}
         self._maps: list[mmap.mmap] = []
         self._views: list[memoryview] = []
         self._counts = {"added": 0, "changed": 0, "unchanged": 0, "removed": 0}
@@ -293,15 +291,6 @@ class StateStore:
         row = self.db.execute("SELECT digest, changed FROM shards WHERE n=?", (n,)).fetchone()
         return None if row is None else (row[0], row[1])
 
-    def file_digest(self, name: str) -> bytes | None:
-        """The digest of the bytes this state last wrote as shard file ``name``."""
-        row = self.db.execute("SELECT digest FROM files WHERE name=?", (name,)).fetchone()
-        return None if row is None else bytes(row[0])
-
-    def wrote(self, name: str, digest: bytes) -> None:
-        """Record the digest of shard file ``name`` as this run leaves it (see commit)."""
-        self._written[name] = digest
-
     def counts(self) -> dict[str, int]:
         """URLs of this run by status (added, changed, unchanged) and URLs removed since
         the last (after :meth:`resolve`)."""
@@ -347,8 +336,6 @@ class StateStore:
                 db.execute(
                     "INSERT OR REPLACE INTO meta(key, value) VALUES ('first_run', ?)", (now,)
                 )
-            db.execute("DELETE FROM files")
-            db.executemany("INSERT INTO files(name, digest) VALUES (?,?)", self._written.items())
             db.execute("DELETE FROM shards")
             db.executemany(
                 "INSERT INTO shards(n, digest, changed) VALUES (?,?,?)",

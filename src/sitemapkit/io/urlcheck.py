@@ -76,7 +76,14 @@ from ..core.probe import (
 from ..core.robots import MAX_ROBOTS_BYTES, robots_url
 from ..errors import SitemapError
 from .fetch import USER_AGENT, ContentDecoder
-from .http import check_requests, check_retries, describe, new_client, retry_after_seconds
+from .http import (
+    ACCEPT_ENCODING,
+    check_requests,
+    check_retries,
+    describe,
+    new_client,
+    retry_after_seconds,
+)
 from .resource import AsyncCloseable, Closeable
 
 __all__ = [
@@ -510,7 +517,7 @@ class UrlChecker(AsyncCloseable):
             if ranged:
                 headers["Range"] = f"bytes=0-{IMAGE_BYTES - 1}"
         else:
-            headers["Accept-Encoding"] = "gzip, deflate"
+            headers["Accept-Encoding"] = ACCEPT_ENCODING
         async with self._slot(url):
             try:
                 request = self.client.build_request(method, url, headers=headers)

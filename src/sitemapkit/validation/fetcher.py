@@ -24,6 +24,7 @@ from urllib.parse import urljoin
 
 from ..core.probe import retryable
 from ..errors import FetchError, ParseError
+from ..io.http import ACCEPT_ENCODING
 from ..io.resource import Closeable
 
 if TYPE_CHECKING:  # imported when used: httpx costs startup time
@@ -189,7 +190,7 @@ class HttpFetcher(Closeable):
         timeout = self.options.timeout
         try:
             request = self.client.build_request(
-                "GET", url, headers={"Accept": _ACCEPT, "Accept-Encoding": "gzip, deflate"}
+                "GET", url, headers={"Accept": _ACCEPT, "Accept-Encoding": ACCEPT_ENCODING}
             )
             response = await self.client.send(request, stream=True)
             try:

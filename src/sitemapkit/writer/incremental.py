@@ -68,18 +68,6 @@ def _chunks(path: Path) -> Iterator[tuple[bytes, int]]:
             yield b"".join(lines), len(lines)
 
 
-def _file_digest(path: Path) -> bytes | None:
-    """The digest of a file's bytes as they are (``None``: no such file)."""
-    h = hashlib.blake2b(digest_size=16)
-    try:
-        with open(path, "rb") as fh:
-            while block := fh.read(1 << 20):
-                h.update(block)
-    except OSError:
-        return None
-    return h.digest()
-
-
 class IncrementalRun:
     """One run against ``state``; its outcome goes into ``result``."""
 
@@ -336,7 +324,6 @@ class IncrementalRun:
         d = digest.digest()
         # always staged whole: publishing compares it with the live file of its number and
         # keeps that one (name, bytes, mtime) when they are equal (Publisher.place)
-        st = self._state
         f = ShardFile(self._publisher.stage(name), gzip=s.gzip, level=s.gzip_level)
         f.open()
         f.write(head)
@@ -344,9 +331,6 @@ class IncrementalRun:
             f.write(chunk)
         f.write(s.footer)
         f.close()
-        staged = _file_digest(f.path)
-        assert staged is not None
-        st.wrote(name, staged)
         return FileInfo(name, "urlset", count, f.raw_bytes, f.stored_bytes), d, latest.value
 
     def finish(self) -> None:

@@ -36,7 +36,7 @@ from ...core.robotsfile import MAX_ROBOTS_BYTES
 from ...errors import FetchError, SitemapError
 from ..fetch.decode import ContentDecoder
 from ..fetch.guard import Guard, Unresolved
-from ..http import describe, new_client, retry_after_seconds
+from ..http import ACCEPT_ENCODING, describe, new_client, retry_after_seconds
 from .options import CrawlOptions, CrawlProgress
 from .parse import Parser
 
@@ -72,7 +72,7 @@ class CrawlRunner:
             headers={
                 "User-Agent": opts.user_agent,
                 "Accept": _ACCEPT,
-                "Accept-Encoding": "gzip, deflate",
+                "Accept-Encoding": ACCEPT_ENCODING,
             },
             timeout=opts.timeout,
             concurrency=opts.concurrency,

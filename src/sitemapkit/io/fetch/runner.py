@@ -39,7 +39,7 @@ from ...core.discovery import DiscoveryFlow, FetchRequest, FetchResponse
 from ...core.model import SitemapRef
 from ...core.parse import Record
 from ...errors import FetchError, SitemapError
-from ..http import describe, retry_after_seconds
+from ..http import ACCEPT_ENCODING, describe, retry_after_seconds
 from .cache import Cache, CacheEntry
 from .decode import ContentDecoder
 from .document import Document, Emit, LocalDocument, RemoteDocument, RobotsBody
@@ -97,7 +97,7 @@ class Runner:
             headers={
                 "User-Agent": opts.user_agent,
                 "Accept": _ACCEPT,
-                "Accept-Encoding": "gzip, deflate",
+                "Accept-Encoding": ACCEPT_ENCODING,
             },
             timeout=opts.timeout,
             concurrency=opts.concurrency,
@@ -334,7 +334,7 @@ class Runner:
                 except Unresolved as exc:
                     raise _Retry(None, None, exc.error) from exc
             cached = self.cache.lookup(url) if self.cache is not None else None
-            headers = {"Accept-Encoding": "gzip, deflate"}
+            headers = {"Accept-Encoding": ACCEPT_ENCODING}
             if cached is not None:
                 if cached.etag:
                     headers["If-None-Match"] = cached.etag
