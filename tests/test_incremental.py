@@ -189,7 +189,9 @@ def test_killed_at_many_moments_leaves_old_or_new_and_recovers(tmp_path: Path) -
         time.sleep(1.02 - time.time() % 1)
         src.write_text("loc,content_hash\n" + rows.replace(",v0", f",v{k + 1}"))
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(whole * (k + rng.random()) / moments)
+        # spread past the first run's length: a later run may be slower, and the last
+        # moments must reach the far side of the publish (a run already ended is 'new')
+        time.sleep(1.25 * whole * (k + rng.random()) / moments)
         proc.kill()
         proc.wait()
         mid = _published(out)
