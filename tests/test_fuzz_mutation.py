@@ -179,6 +179,20 @@ def test_a_lone_surrogate_in_the_roots_xmlns_is_sm004(tmp_path: Path) -> None:
     assert (code, "Error:" in err, "Traceback" in err) == (1, False, False)
 
 
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be", "utf-16"])
+def test_a_lone_surrogate_in_the_xmlns_of_a_utf16_document_is_sm004(
+    tmp_path: Path, codec: str
+) -> None:
+    """UTF-16 with and without a BOM: the references are rewritten in the document's own
+    encoding before the recovering parser sees them (lxml failed to decode the tag)."""
+    path = tmp_path / "sitemap.xml"
+    text = '<?xml version="1.0" encoding="UTF-16"?><urlset xmlns="&#xD800;"><url/></urlset>'
+    path.write_bytes(text.encode(codec))
+    assert [rule for rule, _, _ in _validate(path)] == ["SM001", "SM004"]
+    code, out, err = cli(["validate", str(path)])
+    assert (code, "SM004" in out, "Traceback" in err) == (1, True, False)
+
+
 def test_a_truncated_index_whose_last_loc_is_a_lone_surrogate(tmp_path: Path) -> None:
     path = tmp_path / "sitemap.xml"
     path.write_bytes(
@@ -322,3 +336,24 @@ def test_a_minimised_fuzz_failure_is_read_and_validated(tmp_path: Path, fixture:
     code, _, err = cli(["read", "--offline", str(path)])
     assert code in (1, 3) and "Traceback" not in err
     assert re.search(r": (SM|RB)\d{3} (error|warning): ", err), err
+
+
+def test_a_line_of_100000_open_locs_is_validated_once_through(tmp_path: Path) -> None:
+    """Input 112 of seed 7 (a ``deep`` mutation): a line of 100,000 ``<loc>`` start tags.
+    Each of its many findings without a place searched the whole line again for its
+    element (minutes: a hang); the line is now walked once, and the repairs past the
+    first thousand are one finding, not one each at line 0, column 0."""
+    tail = "".join(f"<url>\n<loc>https://www.example.com/{i}</loc>\n</url>\n" for i in range(30))
+    path = tmp_path / "sitemap.xml"
+    path.write_bytes(
+        f'{DECL}<urlset xmlns="{SM}">\n<url>\n<lo'.encode()
+        + b"<loc>" * 100_000
+        + f"{tail}</urlset>\n".encode()
+    )
+    report = sk.validate(path, published_at=PUBLISHED, now=NOW, fetcher=Refused())
+    unplaced = [f for f in report.findings if f.line is None]
+    assert [
+        (f.rule, "49,000 more repairs past the first 1,000" in f.message) for f in unplaced
+    ] == [("SM004", True)]
+    assert all(f.line and f.line >= 1 and f.column for f in report.findings if f.line is not None)
+    assert {f.rule for f in report.findings} == {"SM004", "SM103", "SM107", "SM111"}

@@ -23,7 +23,7 @@ from .document import Document, Kind, Reader, Record
 from .entry import SitemapEntries, UrlEntries
 from .feed import AtomEntries, RssItems
 from .findings import Findings
-from .prolog import Opening, Prolog, kind_of, xml_encoding
+from .prolog import UTF16_BARE, Opening, Prolog, kind_of, xml_encoding
 from .scanner import Scanner
 from .settings import ParseSettings, Purpose
 from .text import Text
@@ -284,7 +284,7 @@ class SitemapParser:
 def _utf8(head: bytes) -> bool:
     """Whether an XML document that starts with ``head`` is in UTF-8 (XML 1.0 §4.3.3: the
     declaration names another encoding, or a byte order mark says UTF-16)."""
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or head[:4] in UTF16_BARE:
         return False
     enc = xml_encoding(head)
     return enc is None or enc.lower() in (b"utf-8", b"utf8")

@@ -25,6 +25,9 @@ __all__ = ["Opening", "Prolog", "kind_of", "xml_encoding", "xml_start"]
 _SNIFF_STEP: Final = 4_096  # bytes per feed while looking for the root element
 _BOM: Final = b"\xef\xbb\xbf"
 _UTF16: Final = (b"\xff\xfe", b"\xfe\xff")
+#: ``<?`` in UTF-16 LE and BE without a byte order mark: how libxml2 (and XML 1.0 Appendix F)
+#: know a UTF-16 document that has none.
+UTF16_BARE: Final = (b"<\x00?\x00", b"\x00<\x00?")
 _SPACE: Final = b" \t\r\n"
 _HTML_START: Final = re.compile(rb"<!doctype\s+html|<html[\s>]", re.IGNORECASE)
 _XML_DECL: Final = re.compile(
@@ -148,7 +151,7 @@ class Prolog:
             if len(buf) < 3 and _BOM.startswith(buf) and not final:
                 self._pre = buf
                 return None
-            if buf[:2] in _UTF16:
+            if buf[:2] in _UTF16 or buf[:4] in UTF16_BARE:
                 return self._utf16(buf, final)
             self._bom_checked = True
             if buf.startswith(_BOM):
@@ -176,7 +179,7 @@ class Prolog:
         """A document in UTF-16 (``buf`` from its byte order mark): XML when its first
         character that is not white space is ``<`` (libxml2 decodes it), else a text
         sitemap (decoded on the way to its reader)."""
-        markup = _utf16_markup(buf)
+        markup = True if buf[:4] in UTF16_BARE else _utf16_markup(buf)
         if markup is None and not final and len(buf) < _SNIFF_STEP:
             self._pre = buf
             return None
@@ -279,7 +282,7 @@ class Prolog:
                     lost=False,
                 )
         if not has_decl:
-            if head[:2] not in _UTF16:
+            if head[:2] not in _UTF16 and head[:4] not in UTF16_BARE:
                 self._add(
                     "SM010",
                     "The document has no XML declaration; start it with "

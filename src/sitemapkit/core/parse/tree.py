@@ -580,18 +580,18 @@ class Tree(Reader):
     def _report_repairs(self) -> None:
         for what, line, column in self._repairs:
             self._add_repair(what, line, column)
-        for _ in range(self._more):  # counted beyond the cap, not listed
-            self._add_repair("more repairs", 0, 0)
+        if self._more:  # beyond the cap: counted, not placed
+            self._add_repair(f"{self._more:,} more repairs past the first {_HELD:,}", None, None)
         self._repairs = []
 
-    def _add_repair(self, what: str, line: int, column: int) -> None:
+    def _add_repair(self, what: str, line: int | None, column: int | None) -> None:
         doc = self._doc
         self._doc.findings.add(
             "SM004",
             f"The document is not well-formed XML: {what} (recovered); escape & as &amp; "
             "and < as &lt;",
-            line=line + doc.line_off,
-            column=column + (doc.col_off if line == 1 else 0),
+            line=None if line is None else line + doc.line_off,
+            column=None if column is None else column + (doc.col_off if line == 1 else 0),
             lost=False,
         )
 

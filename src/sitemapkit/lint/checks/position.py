@@ -28,7 +28,7 @@ import functools
 import re
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -630,30 +630,39 @@ _LOC_TAG: Final = re.compile(rb"<(?:[\w.-]+:)?loc[\s/>]")
 
 
 def _unnamed(findings: list[Finding], data: bytes, starts: dict[int, int]) -> dict[int, int]:
-    """Byte offsets of the findings of :data:`_UNNAMED` (by ``id``), on their line."""
+    """Byte offsets of the findings of :data:`_UNNAMED` (by ``id``), on their line: the
+    k-th finding of a rule on a line at the k-th such element there."""
     out: dict[int, int] = {}
-    taken: Counter[tuple[str, int]] = Counter()
+    places: dict[tuple[str, int], Iterator[int]] = {}
     for f in findings:
         pattern = _UNNAMED.get(f.rule)
         start = starts.get(f.line or 0)
         if pattern is None or f.loc is not None or f.column is not None or start is None:
             continue
-        nl = data.find(b"\n", start)
-        end = len(data) if nl < 0 else nl
-        k = taken[f.rule, f.line or 0]
-        for m in pattern.finditer(data, start, end):
-            if f.rule != "SM111":  # an entry: the ones without a <loc> child
-                stop = data.find(b"</" + m.group()[1:-1] + b">", m.end())
-                if m.group().endswith(b"/") or stop < 0:
-                    stop = m.end()
-                if _LOC_TAG.search(data, m.end(), stop) is not None:
-                    continue
-            if k == 0:
-                out[id(f)] = m.start()
-                taken[f.rule, f.line or 0] += 1
-                break
-            k -= 1
+        key = (f.rule, f.line or 0)
+        if key not in places:
+            nl = data.find(b"\n", start)
+            places[key] = _unnamed_places(f.rule, pattern, data, start, len(data) if nl < 0 else nl)
+        at = next(places[key], None)
+        if at is not None:
+            out[id(f)] = at
     return out
+
+
+def _unnamed_places(
+    rule: str, pattern: re.Pattern[bytes], data: bytes, start: int, end: int
+) -> Iterator[int]:
+    """The offsets, in order, of the elements of ``rule`` between ``start`` and ``end``:
+    the entries without a <loc> child, or the empty locs (a generator: a line of 100,000
+    entries is walked once, as far as its findings need)."""
+    for m in pattern.finditer(data, start, end):
+        if rule != "SM111":  # an entry: the ones without a <loc> child
+            stop = data.find(b"</" + m.group()[1:-1] + b">", m.end())
+            if m.group().endswith(b"/") or stop < 0:
+                stop = m.end()
+            if _LOC_TAG.search(data, m.end(), stop) is not None:
+                continue
+        yield m.start()
 
 
 def _on_line(data: bytes, tags: list[_Tag], line: int, name: str | None) -> int | None:
