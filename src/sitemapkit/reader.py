@@ -171,6 +171,7 @@ class ReadKeywords(TypedDict, total=False):
     strict: bool
     offline: bool
     report: ReadReport | None
+    fetch: FetchKeywords | None
 
 
 def read(target: str, **options: Unpack[ReadKeywords]) -> Iterator[SourcedRecord]:
@@ -201,6 +202,7 @@ def read_batches(
     strict: bool = False,
     offline: bool = False,
     report: ReadReport | None = None,
+    fetch: FetchKeywords | None = None,
 ) -> Iterator[tuple[str, Sequence[Url | SitemapRef]]]:
     """:func:`read` by the batch: ``(source, records)`` pairs, in the same order.
 
@@ -208,10 +210,19 @@ def read_batches(
     parser process may be a lazy sequence that builds its ``Url`` objects only when
     they are read (it has a ``loc_text`` attribute: the locs joined by line breaks).
     ``offline`` reads local files only: children that are not beside their index are
-    reported (SM012), not fetched.
+    reported (SM012), not fetched. ``fetch`` bounds and tunes what is fetched: the
+    keywords of :func:`sitemapkit.io.fetch.discover` (``max_sitemaps``, ``max_depth``,
+    ``max_bytes``, ``max_time``, ``timeout``, ``concurrency``, ``user_agent``, ...), as
+    the command's ``--max-*`` options do; a budget that cuts the read is a finding (SM012)
+    naming what was not read.
     """
     yield from read_targets(
-        [(target, published_at)], follow=follow, strict=strict, offline=offline, report=report
+        [(target, published_at)],
+        follow=follow,
+        strict=strict,
+        offline=offline,
+        report=report,
+        fetch=fetch,
     )
 
 

@@ -321,3 +321,16 @@ def test_deadlines_must_be_positive_numbers() -> None:
             FetchOptions(max_document_time=bad)
     code, _, err = cli(["read", "http://127.0.0.1:9/", "--max-time", "0"])
     assert code == 2 and "--max-time" in err
+
+
+def test_read_takes_the_budgets_of_the_command(site: Site) -> None:
+    """``sitemapkit.read(url, fetch={...})``: the API bounds a read as ``--max-sitemaps``
+    does, and says what the budget left out."""
+    from sitemapkit import read
+
+    site["/robots.txt"] = robots(*many(site, 5), *(site.url(f"/x{i}.xml") for i in range(40)))
+    report = ReadReport()
+    locs = [r.record.loc for r in read(site.url("/"), report=report, fetch={"max_sitemaps": 5})]
+    assert locs == [f"https://e.com/{i}" for i in range(5)]
+    said(report.findings, "SM012", "40 sitemaps it lists were not read", repr(site.url("/x0.xml")))
+    assert not any(p.startswith("/x") for p in site.paths())
