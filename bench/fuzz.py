@@ -598,6 +598,7 @@ def fuzz(
                 elif time.perf_counter() - slot.started > caps.time:
                     assert slot.job is not None
                     stats.hangs.append(slot.job)
+                    print(f"fuzz: a hang at {slot.job} (over {caps.time:g} s)", file=sys.stderr)
                     stats.inputs += 1
                     _renew(slot, handle)
             for slot in slots:
@@ -628,6 +629,7 @@ def _take(slot: _Slot, stats: Stats, caps: Caps) -> None:
         reply = slot.child.receive()
     except kids.ChildGone as exc:
         stats.gone.append((seed, index, str(exc)))
+        print(f"fuzz: the child of ({seed}, {index}) is gone: {exc}", file=sys.stderr)
         slot.served = RECYCLE  # renewed once idle
         slot.job = None
         return
@@ -637,6 +639,9 @@ def _take(slot: _Slot, stats: Stats, caps: Caps) -> None:
     assert isinstance(reply, Checked)
     for target, sig, message in reply.failures:
         key = f"{target}: {sig}"
+        if key not in stats.first:  # said at once: a long run's kinds are known early
+            said = f"fuzz: new failure at ({seed}, {index}): {key}: {message[:200]}"
+            print(said, file=sys.stderr)
         stats.failures[key] += 1
         stats.first.setdefault(key, (seed, index))
         stats.messages.setdefault(key, message)
