@@ -3,9 +3,11 @@
 Per URL it remembers the shard it was written to, a fingerprint of its entry as
 written (without lastmod), the page content's hash when the source gave one, and
 the time that content last changed; per shard, the digest of its bytes and the
-time they last changed. The meta table keeps the time of the first run (``first_run``):
-a URL whose change time is still that one has not changed since the state began, so
-its real change time is unknown (see :meth:`StateStore.baseline`).
+time they last changed, and the file it was published as (its name and the digest of
+its bytes: a next run whose shard is unchanged keeps that file). The meta table keeps
+the time of the first run (``first_run``): a URL whose change time is still that one has
+not changed since the state began, so its real change time is unknown (see
+:meth:`StateStore.baseline`).
 
 A run costs a sequential pass over the state, never a lookup per URL. The URLs are
 kept in a URL file beside the SQLite file (``NAME.urls-…``, named in the meta table),
@@ -57,6 +59,8 @@ CREATE TABLE IF NOT EXISTS shards(n INTEGER PRIMARY KEY, digest BLOB NOT NULL,
     changed TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS removed(loc TEXT PRIMARY KEY, at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS published(n INTEGER PRIMARY KEY, name TEXT NOT NULL,
+    digest TEXT NOT NULL, how TEXT NOT NULL);
 """
 
 #: Flags of a staged URL (one byte): its extension namespaces, and:
@@ -291,6 +295,13 @@ class StateStore:
         row = self.db.execute("SELECT digest, changed FROM shards WHERE n=?", (n,)).fetchone()
         return None if row is None else (row[0], row[1])
 
+    def published(self, n: int) -> tuple[str, str, str] | None:
+        """The file shard ``n`` was published as by the last run: its name, the digest of
+        its bytes and how it was compressed (see :meth:`commit`); ``None``: not known."""
+        q = "SELECT name, digest, how FROM published WHERE n=?"
+        row = self.db.execute(q, (n,)).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
     def counts(self) -> dict[str, int]:
         """URLs of this run by status (added, changed, unchanged) and URLs removed since
         the last (after :meth:`resolve`)."""
@@ -314,9 +325,17 @@ class StateStore:
                     m.flush()
             os.fsync(fh.fileno())  # on disk before the state names it
 
-    def commit(self, shards: dict[int, tuple[bytes, str]], now: str) -> None:
+    def commit(
+        self,
+        shards: dict[int, tuple[bytes, str]],
+        now: str,
+        files: dict[int, tuple[str, str, str]] | None = None,
+    ) -> None:
         """Write this run's state: the new URL file, then, in the run's transaction, the
-        removed URLs, the shards and the name of the URL file."""
+        removed URLs, the shards (the digest of their content and its change time), the
+        files they were published as (``files``: name, digest of the file's bytes, how
+        it was compressed; a next run whose shard is unchanged keeps that file) and the
+        name of the URL file."""
         db = self.db
         try:
             self._write_urls()
@@ -340,6 +359,11 @@ class StateStore:
             db.executemany(
                 "INSERT INTO shards(n, digest, changed) VALUES (?,?,?)",
                 [(n, d, c) for n, (d, c) in shards.items()],
+            )
+            db.execute("DELETE FROM published")
+            db.executemany(
+                "INSERT INTO published(n, name, digest, how) VALUES (?,?,?,?)",
+                [(n, *f) for n, f in (files or {}).items()],
             )
             db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('output', ?)", (self.key,))
             db.execute("COMMIT")

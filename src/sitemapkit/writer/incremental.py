@@ -19,7 +19,8 @@ import hashlib
 import itertools
 import re
 from array import array
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 from urllib.parse import unquote
@@ -30,7 +31,7 @@ from ..core.split import fits
 from ..core.urls import Origin, unescape
 from ..core.w3cdate import written
 from ..errors import InputError
-from ..io.files import Publisher, ShardFile
+from ..io.files import GZIP_BACKEND, Publisher, ShardFile, file_digest
 from ..io.state import DUPLICATE, NEWS, NS, OWN, PLACED, StateStore
 from .index import Latest, publish, refuse_many
 from .result import FileInfo, WriteResult
@@ -48,7 +49,24 @@ _LATEST: Final = re.compile(rb"</loc><lastmod>([^<]*)</lastmod>")
 
 
 _RANGE: Final = 4096  # rows looked at together while shards are assigned
-_HELD: Final = 4 * _RANGE  # entry lines held before they go to the shards' files
+
+
+_OPEN: Final = 32  # shard files written at a time (a deflate state each)
+#: The flag bytes that have OWN (deleted by ``translate``: what is left has none).
+_OWN_FLAGS: Final = bytes(f for f in range(256) if f & OWN)
+
+
+@dataclass(slots=True)
+class _Measure:
+    """A shard before it is written: its header, the digest of its bytes, its latest
+    lastmod, entries, raw bytes and (once published or kept) stored bytes."""
+
+    head: bytes
+    digest: hashlib.blake2b
+    latest: Latest
+    count: int = 0
+    raw: int = 0
+    stored: int = 0
 
 
 def _ranges(count: int) -> Iterator[tuple[int, int]]:
@@ -57,15 +75,6 @@ def _ranges(count: int) -> Iterator[tuple[int, int]]:
 
 def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
-
-
-def _chunks(path: Path) -> Iterator[tuple[bytes, int]]:
-    """A spooled shard's lines in chunks of about 1 MiB, and how many lines each holds."""
-    if not path.exists():
-        return
-    with open(path, "rb") as fh:
-        while lines := fh.readlines(1 << 20):
-            yield b"".join(lines), len(lines)
 
 
 class IncrementalRun:
@@ -217,7 +226,6 @@ class IncrementalRun:
                     self._take(load, size, ns, news)
                     shards[row] = current
                     flags[row] = fl | PLACED
-        self._spool()
         return {n: ld[3] for n, ld in loads.items() if ld[0]}
 
     def _kept_one_by_one(self, loads: dict[int, _Load], lo: int, hi: int) -> None:
@@ -257,117 +265,162 @@ class IncrementalRun:
                 fl = flags[seq]
                 yield seq, n, sizes[seq] + (0 if fl & OWN else extra[cids[seq]]), fl
 
-    def _spool(self) -> None:
-        """Gather each shard's final entry lines, in input order, in a file of its own."""
+    def _pieces(self, wanted: Container[int] | None = None) -> Iterator[tuple[int, bytes, int]]:
+        """The final entry lines of the shards (``wanted``: of these only), in input order
+        within each: (shard, lines, how many), a range of rows at a time."""
         st = self._state
         shards, cids, flags, stamps = st.shards, st.cids, st.flags, self._stamps
-        buffers: dict[int, list[bytes]] = {}
-
-        def spill(n: int, lines: list[bytes]) -> None:
-            with open(st.spool(n), "ab") as fh:
-                fh.writelines(lines)
-            lines.clear()
-
         entries = st.entries()
-        read = held = 0
+        read = 0
         for lo, hi in _ranges(st.count):
             lines = list(itertools.islice(entries, hi - lo))
             read += len(lines)
             sh = shards[lo:hi].tolist()
             n = sh[0]
-            if n > 0 and sh.count(n) == len(sh) and all(f & OWN for f in flags[lo:hi]):
-                buf = buffers.setdefault(n, [])
-                buf.extend(lines)  # one shard, every entry as staged: as they are
-            else:
-                for seq, entry in enumerate(lines, lo):
-                    n = shards[seq]
-                    if n == DUPLICATE:
-                        continue
-                    line = entry
-                    if not flags[seq] & OWN:
-                        stamp = stamps[cids[seq]]
+            if n > 0 and sh.count(n) == len(sh):
+                fls = bytes(flags[lo:hi])
+                if not fls.translate(None, _OWN_FLAGS):  # every entry as staged
+                    if wanted is None or n in wanted:
+                        yield n, b"".join(lines), len(lines)
+                    continue
+                cl = cids[lo:hi].tolist()
+                if len(fls.translate(None, _OWN_FLAGS)) == len(fls) and cl.count(cl[0]) == len(cl):
+                    # none with a lastmod of its own, one change time: one stamp for all
+                    # (``</loc>`` ends the loc of an entry only: other locs are prefixed)
+                    if wanted is None or n in wanted:
+                        stamp = stamps[cl[0]]
+                        chunk = b"".join(lines)
                         if stamp:
-                            at = entry.index(b"</loc>") + 6
-                            line = entry[:at] + stamp + entry[at:]
-                    buf = buffers.setdefault(n, [])
-                    buf.append(line)
-            held += hi - lo
-            if held >= _HELD:  # bounded however many shards the lines go to
-                for n, buf in buffers.items():
-                    spill(n, buf)
-                held = 0
+                            chunk = chunk.replace(b"</loc>", b"</loc>" + stamp)
+                        yield n, chunk, len(lines)
+                    continue
+            groups: dict[int, list[bytes]] = {}
+            for seq, entry in enumerate(lines, lo):
+                n = shards[seq]
+                if n == DUPLICATE or (wanted is not None and n not in wanted):
+                    continue
+                line = entry
+                if not flags[seq] & OWN:
+                    stamp = stamps[cids[seq]]
+                    if stamp:
+                        at = entry.index(b"</loc>") + 6
+                        line = entry[:at] + stamp + entry[at:]
+                groups.setdefault(n, []).append(line)
+            for n, group in groups.items():
+                yield n, b"".join(group), len(group)
         if read != st.count or next(entries, None) is not None:
             # an entry line holding a newline: never, escape() sees to that
             raise AssertionError(f"{st.count} entries staged, {read} read back")
-        for n, buf in buffers.items():
-            spill(n, buf)
 
-    def _write_shard(self, n: int, name: str, ns: int) -> tuple[FileInfo, bytes, str | None]:
-        """Write shard ``n`` whole as ``name``; its file info, the digest of its bytes and
-        the latest lastmod of its entries.
+    def _measure(self, shard_ns: dict[int, int]) -> dict[int, _Measure]:
+        """Each shard's entries, raw bytes, digest of its bytes and (on a first run) the
+        latest lastmod of its entries, without writing it."""
+        s, first = self.s, self._state.first
+        out: dict[int, _Measure] = {}
+        for n, ns in shard_ns.items():
+            head = s.header(ns).encode()
+            out[n] = _Measure(head, hashlib.blake2b(head, digest_size=16), Latest())
+        for n, chunk, count in self._pieces():
+            m = out[n]
+            m.digest.update(chunk)
+            if first:
+                m.latest.add_all(_LATEST.findall(chunk))
+            m.count += count
+            m.raw += len(chunk)
+        for m in out.values():
+            m.digest.update(s.footer)
+            m.raw += len(m.head) + len(s.footer)
+        return out
 
-        Publishing keeps the live file instead when the bytes are the same.
-        """
+    def _write_shards(self, names: dict[int, str], measured: dict[int, _Measure]) -> dict[int, str]:
+        """Write the shards ``names`` (number: staged name), at most :data:`_OPEN` at a
+        pass over the entries; returns the digest of each file's bytes."""
         assert self._publisher is not None
-        s = self.s
-        head = s.header(ns).encode()
-        digest = hashlib.blake2b(head, digest_size=16)
-        count, raw = 0, len(head) + len(s.footer)
-        latest = Latest()
-        spool = self._state.spool(n)
-        for chunk, lines in _chunks(spool):
-            digest.update(chunk)
-            latest.add_all(_LATEST.findall(chunk))
-            count += lines
-            raw += len(chunk)
-        digest.update(s.footer)
-        d = digest.digest()
-        # always staged whole: publishing compares it with the live file of its number and
-        # keeps that one (name, bytes, mtime) when they are equal (Publisher.place)
-        f = ShardFile(self._publisher.stage(name), gzip=s.gzip, level=s.gzip_level)
-        f.open()
-        f.write(head)
-        for chunk, _ in _chunks(spool):
-            f.write(chunk)
-        f.write(s.footer)
-        f.close()
-        return FileInfo(name, "urlset", count, f.raw_bytes, f.stored_bytes), d, latest.value
+        s, numbers, out = self.s, sorted(names), {}
+        for at in range(0, len(numbers), _OPEN):
+            group = numbers[at : at + _OPEN]
+            files: dict[int, ShardFile] = {}
+            for n in group:
+                f = files[n] = ShardFile(
+                    self._publisher.stage(names[n]), gzip=s.gzip, level=s.gzip_level
+                )
+                f.open()
+                f.write(measured[n].head)
+            for n, chunk, _ in self._pieces(files):
+                files[n].write(chunk)
+            for n, f in files.items():
+                f.write(s.footer)
+                f.close()
+                out[n] = file_digest(f.path)
+        return out
 
     def finish(self) -> None:
         s, st, result = self.s, self._state, self.result
         if self._publisher is None:
             self._publisher = Publisher(s.directory, s.name, s.owned)
+        publisher = self._publisher
         shard_ns = self._assign_shards()
         numbers = sorted(shard_ns)
         single = len(numbers) <= 1 and s.index != "always"
+        refuse_many(s, 1 if single else len(numbers))
+        measured = self._measure(shard_ns or {1: 0})
+        how = f"{s.gzip} {s.gzip_level} {GZIP_BACKEND}"
         shard_state: dict[int, tuple[bytes, str]] = {}
-        infos: list[FileInfo] = []
+        names: dict[int, str] = {}
+        stage: dict[int, str] = {}
+        files: dict[int, tuple[str, str, str]] = {}
         lastmods: dict[str, str] = {}
         for n in numbers or [1]:
-            name = s.single_name if single else s.shard_name(n)
-            info, d, latest = self._write_shard(n, name, shard_ns.get(n, 0))
+            m = measured[n]
+            name = names[n] = s.single_name if single else s.shard_name(n)
+            d = m.digest.digest()
             old = st.old_shard(n)
             if old is not None and old[0] == d:
                 changed = old[1]
+                # its file as the last run published it, if that is still live (the
+                # check hook sees staged files: with one, every shard is staged)
+                live = st.published(n)
+                if (
+                    not single
+                    and s.check is None
+                    and live is not None
+                    and live[2] == how
+                    and publisher.keep(name, live[0], s.ext, live[1])
+                ):
+                    files[n] = live
+                    m.stored = (s.directory / live[0]).stat().st_size
+                else:
+                    stage[n] = name
             else:
+                stage[n] = name
                 result.rewritten.append(name)
                 # "": no change seen and no entry with a lastmod (no index lastmod)
-                changed = (latest or "") if st.first else s.now
+                changed = (m.latest.value or "") if st.first else s.now
             shard_state[n] = (d, changed)
             if changed:
                 lastmods[name] = changed
-            infos.append(info)
-        refuse_many(s, 1 if single else len(numbers))
+        for n, digest in self._write_shards(stage, measured).items():
+            files[n] = (names[n], digest, how)
+            m = measured[n]
+            m.stored = publisher.stage(names[n]).stat().st_size
+        infos = [
+            FileInfo(names[n], "urlset", m.count, m.raw, m.stored)
+            for n, m in ((n, measured[n]) for n in numbers or [1])
+        ]
         result.changes = st.counts()
 
         def commit() -> None:
             # Once the new index is live, not before: a run killed before that leaves the
             # old state with the old set, so the next run sees (and reports, and
             # `submit --changed-since` sends) the same changes again.
-            st.commit(shard_state, s.now)
+            final = {
+                n: (f.name, *files[n][1:])
+                for n, f in zip(numbers or [1], result.files, strict=False)
+            }
+            st.commit(shard_state, s.now, final)
             st.close()
 
-        publish(s, self._publisher, result, infos, lastmods, single=single, committed=commit)
+        publish(s, publisher, result, infos, lastmods, single=single, committed=commit)
 
     def abort(self) -> None:
         self._state.close()
