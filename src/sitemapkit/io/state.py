@@ -36,10 +36,11 @@ from __future__ import annotations
 import heapq
 import itertools
 import mmap
+import operator
 import os
-import re
 import shutil
 import sqlite3
+import sys
 import uuid
 from array import array
 from binascii import hexlify
@@ -273,7 +274,7 @@ class StateStore:
             m = _Merge(self, now, out, gone, new if self._had_removed else None)
             keys = self._keys.sorted()
             while block := list(itertools.islice(keys, _BLOCK)):
-                if not m.alike(block):
+                if not m.take(block):
                     for line in block:
                         m.one(line)
             m.finish()
@@ -415,16 +416,26 @@ def changed_in_last_run(path: str | Path) -> Iterator[str]:
         db.close()
 
 
-_POSITION: Final = re.compile(rb"\t([0-9a-f]{8})\t")  # a key's seq, a stored URL's shard
-_LAST: Final = re.compile(rb"\t([^\t\n]*)\n")  # a stored URL's change time
+_FIELDS: Final = bytes.maketrans(b"\n", b"\t")  # lines to fields: one split of a block
+
+
+def _ints(hexes: list[bytes]) -> array[int]:
+    """Fixed-width hex fields (8 digits) as integers, at C speed."""
+    out = array("I", bytes.fromhex(b"".join(hexes).decode()))
+    if sys.byteorder == "little":
+        out.byteswap()
+    return out
 
 
 class _Merge:
     """The merge of the sorted keys with the stored URLs, which writes the new URL file.
 
     A block of keys whose URLs are the next stored ones, each with the same fingerprint
-    and content hash (the common case: little changed), is taken at once (:meth:`alike`);
-    other keys one by one (:meth:`one`). An unchanged URL's line goes to the new file as
+    and content hash (the common case: little changed), is taken at once (:meth:`alike`),
+    and so is a block of new URLs after the last stored one (:meth:`added`); other keys
+    one by one (:meth:`one`). Blocks are compared as fields (a key is ``loc, seq, fp,
+    content``, a stored URL ``loc, shard, fp, content, changed``: one ``split`` of the
+    block and slices, no pass per field). An unchanged URL's line goes to the new file as
     it was; the shard of each is as it stands, :meth:`StateStore.commit` patches those
     assigned later.
     """
@@ -455,38 +466,83 @@ class _Merge:
             cid = self.times[when] = len(self.times)
         return cid
 
-    def alike(self, block: list[bytes]) -> bool:
-        """Take ``block`` at once if its URLs are the next stored ones, unchanged."""
-        if not self.old or block[0][: block[0].index(b"\t")] == self.prev:
+    def take(self, block: list[bytes]) -> bool:
+        """Take ``block`` at once if it is alike or added; ``False``: one by one."""
+        k = len(block)
+        keys = b"".join(block)
+        kf = keys.translate(_FIELDS).split(b"\t")
+        if len(kf) != 4 * k + 1:
             return False
-        need = len(block) - 1
+        locs = kf[0 : 4 * k : 4]
+        if locs[0] == self.prev or any(map(operator.eq, locs, itertools.islice(locs, 1, None))):
+            return False  # a repeated loc: one by one
+        if self.old:
+            return self.alike(block, kf)
+        return self.added(block, keys, kf)
+
+    def alike(self, block: list[bytes], kf: list[bytes]) -> bool:
+        """Take ``block`` (its fields ``kf``) if its URLs are the next stored ones,
+        unchanged."""
+        k = len(block)
+        need = k - 1
         ahead = self.ahead[::-1]  # in order
         olds = [self.old, *ahead[:need]]
-        olds += itertools.islice(self.stored, len(block) - len(olds))
-        keys, stored = b"".join(block), b"".join(olds)
-        if _POSITION.sub(b"\t", keys) != _LAST.sub(b"\n", _POSITION.sub(b"\t", stored)):
+        olds += itertools.islice(self.stored, k - len(olds))
+        stored = b"".join(olds)
+        sf = stored.translate(_FIELDS).split(b"\t")
+        end = 5 * k
+        if (
+            len(sf) != end + 1
+            or kf[0 : 4 * k : 4] != sf[0:end:5]
+            or kf[2 : 4 * k : 4] != sf[2:end:5]
+            or kf[3 : 4 * k : 4] != sf[3:end:5]
+        ):
             self.ahead = (olds[1:] + ahead[need:])[::-1]  # put back (a stack)
             return False
         self.ahead = ahead[need:][::-1]
-        st, pos = self.st, self.pos
+        st = self.st
         shards, cids, offsets = st.shards, st.cids, st.offsets
-        whens = _LAST.findall(stored)
-        same = whens.count(whens[0]) == len(whens)
-        cid = self._time(whens[0])
-        for seq, shard, when, line in zip(
-            _POSITION.findall(keys), _POSITION.findall(stored), whens, olds, strict=True
-        ):
-            at = int(seq, 16)
-            shards[at] = int(shard, 16)
-            cids[at] = cid if same else self._time(when)
-            offsets[at] = pos
-            pos += len(line)
+        seqs = _ints(kf[1 : 4 * k : 4])
+        olds_at = itertools.accumulate(map(len, olds), initial=self.pos)
+        whens = sf[4:end:5]
+        if whens.count(whens[0]) == k:
+            cid = self._time(whens[0])
+            for at, shard, off in zip(seqs, _ints(sf[1:end:5]), olds_at, strict=False):
+                shards[at] = shard
+                cids[at] = cid
+                offsets[at] = off
+        else:
+            time = self._time
+            rows = zip(seqs, _ints(sf[1:end:5]), olds_at, whens, strict=False)
+            for at, shard, off, when in rows:
+                shards[at] = shard
+                cids[at] = time(when)
+                offsets[at] = off
         self.out.write(stored)
-        self.pos = pos
-        self.counts["unchanged"] += len(block)
-        last = block[-1]
-        self.prev = last[: last.index(b"\t")]
+        self.pos += len(stored)
+        self.counts["unchanged"] += k
+        self.prev = kf[4 * k - 4]
         self._next()
+        return True
+
+    def added(self, block: list[bytes], keys: bytes, kf: list[bytes]) -> bool:
+        """Take ``block`` (its bytes ``keys``, fields ``kf``): new URLs after the last
+        stored one. Their lines are the keys with the change time; the seq stands where
+        the shard goes, which :meth:`StateStore.commit` writes (each is assigned one)."""
+        k = len(block)
+        offsets, extra = self.st.offsets, len(self.now) + 1
+        lens = map(extra.__add__, map(len, block))
+        for at, off in zip(
+            _ints(kf[1 : 4 * k : 4]), itertools.accumulate(lens, initial=self.pos), strict=False
+        ):
+            offsets[at] = off  # shard 0 and change time 0 (now): as the columns were made
+        rows = keys.replace(b"\n", b"\t" + self.now + b"\n")
+        self.out.write(rows)
+        self.pos += len(rows)
+        self.counts["added"] += k
+        if self.new is not None:
+            self.new.write(b"\n".join(kf[0 : 4 * k : 4]) + b"\n")
+        self.prev = kf[4 * k - 4]
         return True
 
     def one(self, line: bytes) -> None:
