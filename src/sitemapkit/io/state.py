@@ -50,7 +50,16 @@ from typing import BinaryIO, Final, Literal
 
 from .extsort import ExternalSorter
 
-__all__ = ["DUPLICATE", "NEWS", "NS", "OWN", "PLACED", "StateStore", "changed_in_last_run"]
+__all__ = [
+    "DUPLICATE",
+    "NEWS",
+    "NS",
+    "OWN",
+    "PLACED",
+    "StateStore",
+    "changed_in_last_run",
+    "sort_keys",
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS urls(
@@ -150,12 +159,7 @@ class StateStore:
         self._new = f"{self.path.name}.urls-{uuid.uuid4().hex[:12]}"
         #: URLs staged (duplicates included); the input position of the next one.
         self.count = 0
-        # the staged columns, written in input order; closed by resolve() or close()
-        folder = self.folder
-        self._entries = open(folder / "entries", "wb", buffering=1 << 20)  # noqa: SIM115
-        self._sizes = open(folder / "sizes", "wb")  # noqa: SIM115
-        self._flags = open(folder / "flags", "wb")  # noqa: SIM115
-        self._keys = ExternalSorter(self.folder, max_bytes=_SORT_BYTES, prefix="keys")
+        self._open_columns()
         self._rows: list[tuple[bytes, bytes, bytes, bytes, int]] = []
         self._maps: list[mmap.mmap] = []
         self._views: list[memoryview] = []
@@ -165,6 +169,14 @@ class StateStore:
         #: Repeated locs: how many, and the first few in input order.
         self.duplicates = 0
         self.duplicate_examples: list[str] = []
+
+    def _open_columns(self) -> None:
+        # the staged columns, written in input order; closed by resolve() or close()
+        folder = self.folder
+        self._entries = open(folder / "entries", "wb", buffering=1 << 20)  # noqa: SIM115
+        self._sizes = open(folder / "sizes", "wb")  # noqa: SIM115
+        self._flags = open(folder / "flags", "wb")  # noqa: SIM115
+        self._keys = ExternalSorter(self.folder, max_bytes=_SORT_BYTES, prefix="keys")
 
     def baseline(self, now: str) -> str | None:
         """The change time that means "unknown": the first run's time (``now`` on it).
@@ -201,20 +213,29 @@ class StateStore:
         self._entries.writelines(entries)
         array("I", map(len, entries)).tofile(self._sizes)
         self._flags.write(flags)
-        # loc, TAB, input position, fingerprint, content hash: a repeated loc sorts in
-        # input order, and TAB before any character a loc holds (a loc that is the
-        # start of another sorts first, as in SQLite)
-        if contents is None:
-            keys = [
-                b"%b\t%08x\t%b\t\n" % (loc, i, fp)
-                for i, (loc, fp) in enumerate(zip(locs, fps, strict=True), seq)
-            ]
-        else:
-            keys = [
-                b"%b\t%08x\t%b\t%b\n" % (loc, i, fp, c)
-                for i, (loc, fp, c) in enumerate(zip(locs, fps, contents, strict=True), seq)
-            ]
-        self._keys.extend(keys)
+        self._keys.extend(sort_keys(locs, fps, contents, seq))
+
+    def stage_made(self, seq: int, entries: bytes, sizes: bytes, flags: bytes, keys: bytes) -> None:
+        """Stage URLs made elsewhere (another process) as :meth:`stage` would: the first
+        one's input position, their entry lines, sizes (``array("I")`` bytes), flags and
+        :func:`sort_keys` lines, each joined."""
+        self._flush()
+        if seq != self.count:
+            raise RuntimeError(f"URLs staged out of order: {seq}, not {self.count}")
+        self.count += len(flags)
+        self._entries.write(entries)
+        self._sizes.write(sizes)
+        self._flags.write(flags)
+        self._keys.extend(keys.splitlines(keepends=True))
+
+    def restart(self) -> None:
+        """Drop every URL staged (before the first :meth:`resolve`)."""
+        self._close_columns()
+        for entry in self.folder.iterdir():
+            entry.unlink()
+        self._open_columns()
+        self.count = 0
+        self._rows = []
 
     def resolve(self, now: str) -> None:
         """Merge the staged URLs with the stored ones: fill the columns and the counts.
@@ -387,6 +408,21 @@ class StateStore:
             m.close()
         self._views, self._maps = [], []
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def sort_keys(
+    locs: list[bytes], fps: list[bytes], contents: list[bytes] | None, seq: int
+) -> list[bytes]:
+    """The sort keys of URLs staged from input position ``seq`` (see :meth:`StateStore.stage`).
+
+    Loc, TAB, input position, fingerprint, content hash: a repeated loc sorts in input
+    order, and TAB before any character a loc holds (a loc that is the start of another
+    sorts first, as in SQLite).
+    """
+    at = range(seq, seq + len(locs))
+    if contents is None:
+        return list(map(b"%b\t%08x\t%b\t\n".__mod__, zip(locs, at, fps, strict=True)))
+    return list(map(b"%b\t%08x\t%b\t%b\n".__mod__, zip(locs, at, fps, contents, strict=True)))
 
 
 def changed_in_last_run(path: str | Path) -> Iterator[str]:
