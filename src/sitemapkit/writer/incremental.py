@@ -259,6 +259,7 @@ class IncrementalRun:
             entries.extend(lines)
             sizes.extend(map(len, lines))
             flags.append(fl)
+        keys.sort()  # sorted runs: the sort of them all (Timsort) then merges them
         return seq, b"".join(entries), sizes.tobytes(), b"".join(flags), b"".join(keys)
 
     def _fits(self, load: _Load, size: int, ns: int, news: int, k: int = 1) -> bool:
