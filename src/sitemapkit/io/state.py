@@ -20,9 +20,11 @@ move to a URL file on the first run). The merge writes the new URL file as it go
 fills columns of fixed-width values, one per staged URL, in files the run maps into
 memory (``mmap``): the shard (the old one, then the assigned one; ``DUPLICATE`` for a
 repeated loc), the change time (an index into :attr:`StateStore.times`), the entry's
-size, its flags and its line's offset in the new URL file. So Python holds nothing per
-URL: 21 bytes a URL are in the columns on disk, beside the entry, its key and its line
-of the URL file, and the operating system's page cache decides what is in memory.
+size, its flags and where its line's shard field is in the new URL file. So Python holds
+nothing per URL: 21 bytes a URL are in the columns on disk, beside the entry, its key and
+its line of the URL file, and the operating system's page cache decides what is in
+memory. Blocks of keys are merged at once where they match the stored URLs (or follow
+the last one), compared as fields at C speed (see :class:`_Merge`).
 
 :meth:`StateStore.commit` completes the new URL file (the shards assigned in the run),
 syncs it to disk, then in the run's one transaction (begun when the store opens) names
@@ -340,10 +342,10 @@ class StateStore:
             if os.fstat(fh.fileno()).st_size:
                 with mmap.mmap(fh.fileno(), 0) as m:
                     shards, offsets = self.shards, self.offsets
-                    for seq, fl in enumerate(self.flags):
-                        if fl & PLACED:
-                            at = m.find(b"\t", offsets[seq]) + 1
-                            m[at : at + 8] = b"%08x" % shards[seq]
+                    placed = map(PLACED.__and__, self.flags)
+                    for seq in itertools.compress(range(self.count), placed):
+                        at = offsets[seq]
+                        m[at : at + 8] = b"%08x" % shards[seq]
                     m.flush()
             os.fsync(fh.fileno())  # on disk before the state names it
 
@@ -539,7 +541,12 @@ class _Merge:
         st = self.st
         shards, cids, offsets = st.shards, st.cids, st.offsets
         seqs = _ints(kf[1 : 4 * k : 4])
-        olds_at = itertools.accumulate(map(len, olds), initial=self.pos)
+        # where each line's shard field is: after its loc and a TAB
+        olds_at = map(
+            operator.add,
+            itertools.accumulate(map(len, olds), initial=self.pos + 1),
+            map(len, kf[0 : 4 * k : 4]),
+        )
         whens = sf[4:end:5]
         if whens.count(whens[0]) == k:
             cid = self._time(whens[0])
@@ -568,9 +575,9 @@ class _Merge:
         k = len(block)
         offsets, extra = self.st.offsets, len(self.now) + 1
         lens = map(extra.__add__, map(len, block))
-        for at, off in zip(
-            _ints(kf[1 : 4 * k : 4]), itertools.accumulate(lens, initial=self.pos), strict=False
-        ):
+        starts = itertools.accumulate(lens, initial=self.pos + 1)
+        fields = map(operator.add, starts, map(len, kf[0 : 4 * k : 4]))  # the shard's
+        for at, off in zip(_ints(kf[1 : 4 * k : 4]), fields, strict=False):
             offsets[at] = off  # shard 0 and change time 0 (now): as the columns were made
         rows = keys.replace(b"\n", b"\t" + self.now + b"\n")
         self.out.write(rows)
@@ -622,7 +629,7 @@ class _Merge:
             if self.new is not None:
                 self.new.write(key + b"\n")
             row = b"%b\t%08x%b\t%b\n" % (key, 0, line[tab + 9 : -1], when)
-        st.offsets[seq] = self.pos
+        st.offsets[seq] = self.pos + tab + 1  # the shard field's
         self.pos += len(row)
         self.out.write(row)
 
