@@ -11,7 +11,8 @@ Rows, for each candidate (a ``sitemapkit`` executable; give two to compare versi
   lines 60,001-62,000) have another lastmod.
 
 Each round runs every row of every candidate in turn (the candidates alternate); the
-table gives the median of R rounds, the ratio to the same candidate's plain write, the
+table gives the median of R rounds (wall, and CPU of the process and its children), the
+ratios to the same candidate's plain write, the
 shards the run rewrote (from its output) and the load before and after (``uptime``). The
 data is the peer bench's 200,000-URL CSV (``/work/shared/bench/gen_data.py`` makes it).
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -47,17 +49,23 @@ def load() -> str:
     return os.getloadavg().__repr__()
 
 
-def timed(cmd: list[str]) -> tuple[float, str]:
-    start = time.perf_counter()
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)  # the forked workers too (waited for)
+    return r.ru_utime + r.ru_stime
+
+
+def timed(cmd: list[str]) -> tuple[float, float, str]:
+    """Wall and CPU seconds of one run, and the shards it rewrote."""
+    start, cpu = time.perf_counter(), _cpu()
     done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-    took = time.perf_counter() - start
+    took, used = time.perf_counter() - start, _cpu() - cpu
     if done.returncode:
         raise SystemExit(f"{cmd} failed ({done.returncode}): {done.stderr}")
     found = re.search(r"rewritten: (.*)", done.stdout)
-    return took, found.group(1).strip() if found else ""
+    return took, used, found.group(1).strip() if found else ""
 
 
-def one_round(exe: str, data: Path, changed: Path, work: Path) -> list[tuple[float, str]]:
+def one_round(exe: str, data: Path, changed: Path, work: Path) -> list[tuple[float, float, str]]:
     out, state = work / "out", work / "state.sqlite"
     shutil.rmtree(out, ignore_errors=True)
     for p in work.glob("state.sqlite*"):
@@ -86,23 +94,29 @@ def main() -> None:
     changed_copy(data, changed)
     before = load()
     times: dict[str, list[list[float]]] = {c: [[] for _ in ROWS] for c in cands}
+    cpus: dict[str, list[list[float]]] = {c: [[] for _ in ROWS] for c in cands}
     rewritten: dict[str, list[str]] = {c: [""] * len(ROWS) for c in cands}
     for _ in range(a.runs):
         for c in cands:
             folder = work / f"c{cands.index(c)}"
             folder.mkdir(exist_ok=True)
-            for k, (took, names) in enumerate(one_round(c, data, changed, folder)):
+            for k, (took, used, names) in enumerate(one_round(c, data, changed, folder)):
                 times[c][k].append(took)
+                cpus[c][k].append(used)
                 rewritten[c][k] = names
     after = load()
     print(f"{data} ({a.runs} rounds, medians; load before {before}, after {after})")
     for c in cands:
         plain = statistics.median(times[c][0])
+        plain_cpu = statistics.median(cpus[c][0])
         print(f"\n{c}")
         for k, row in enumerate(ROWS):
-            med = statistics.median(times[c][k])
+            med, cpu = statistics.median(times[c][k]), statistics.median(cpus[c][k])
             runs = " ".join(f"{t:.2f}" for t in times[c][k])
-            print(f"  {row:24s} {med:7.2f} s  {med / plain:5.2f}x  [{runs}]  {rewritten[c][k]}")
+            print(
+                f"  {row:24s} {med:6.2f} s {med / plain:5.2f}x  CPU {cpu:5.2f} s "
+                f"{cpu / plain_cpu:5.2f}x  [{runs}]  {rewritten[c][k]}"
+            )
     shutil.rmtree(work, ignore_errors=True)
 
 

@@ -60,6 +60,7 @@ __all__ = [
     "Publisher",
     "ShardFile",
     "Worker",
+    "file_digest",
     "gzip_compressobj",
     "manifest_path",
     "open_input",
@@ -240,12 +241,19 @@ def _step(what: str) -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
 
-def _digest(path: Path) -> str:
+def file_digest(path: Path) -> str:
+    """The hex digest of a file's bytes (what :meth:`Publisher.keep` checks)."""
     h = hashlib.blake2b(digest_size=16)
     with open(path, "rb") as f:
         while chunk := f.read(1 << 20):
             h.update(chunk)
     return h.hexdigest()
+
+
+def _same_slot(logical: str, ext: str) -> re.Pattern[str]:
+    """The names shard ``logical`` may have in the live set (see :meth:`Publisher.place`)."""
+    stem = logical.removesuffix(ext)
+    return re.compile(re.escape(stem) + r"(?:-[0-9a-f]{10}(?:-[0-9]+)?)?" + re.escape(ext))
 
 
 def _fsync(path: Path) -> None:
@@ -326,11 +334,11 @@ def _settle(target: Path, manifest: _Manifest) -> None:
     if p is None:
         return
     commit: dict[str, str] = p["commit"]
-    live = {n for n, d in commit.items() if (target / n).is_file() and _digest(target / n) == d}
+    live = {n for n, d in commit.items() if (target / n).is_file() and file_digest(target / n) == d}
     if live and live != set(commit):  # several indexes, cut between them: roll forward
         for n in sorted(set(commit) - live):
             src = Path(p["staging"]) / n
-            if src.is_file() and _digest(src) == commit[n]:
+            if src.is_file() and file_digest(src) == commit[n]:
                 _step(f"settle: rename {n}")
                 os.replace(src, target / n)
     new = list(p["files"])
@@ -427,10 +435,28 @@ class Publisher:
             fcntl.lockf(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         self._manifest = _Manifest(manifest_path(self.target, name))
         self._kept: set[str] = set()
+        self._keep: dict[str, str] = {}  # logical name -> live file, not staged (keep())
         self._held: contextlib.ExitStack | None = None
 
     def stage(self, name: str) -> Path:
         return self.staging / name
+
+    def keep(self, logical: str, live: str, ext: str, digest: str) -> bool:
+        """Publish the live file ``live`` as shard ``logical`` as it is, nothing staged.
+
+        For a shard the caller knows is unchanged: ``live`` must be a file of our live set
+        in the slot of ``logical`` (``NAME-N.ext`` or ``NAME-N-HASH.ext``) whose bytes'
+        :func:`file_digest` is ``digest``; then :meth:`place` names ``logical`` so and the
+        publish leaves the file alone (name, bytes, mtime), and ``True``. ``False`` (the
+        caller stages the shard) when it is not so.
+        """
+        if not _same_slot(logical, ext).fullmatch(live) or live not in self._manifest.live:
+            return False
+        path = self.target / live
+        if not path.is_file() or file_digest(path) != digest:
+            return False
+        self._keep[logical] = live
+        return True
 
     def abort(self) -> None:
         self._release()
@@ -468,6 +494,18 @@ class Publisher:
         names: dict[str, str] = {}
         taken: set[str] = set()
         for logical in shards:
+            kept = self._keep.get(logical)
+            if kept is not None:  # keep(): checked again under the lock, the file as it is
+                if kept not in live or not (self.target / kept).is_file():
+                    raise SitemapError(
+                        f"{kept} changed while this run wrote the sitemaps; nothing was "
+                        "published, the earlier sitemaps are as they were",
+                        hint="run again",
+                    )
+                self._kept.add(kept)
+                taken.add(kept)
+                names[logical] = kept
+                continue
             staged = self.staging / logical
             final = self._unchanged(logical, ext, live, staged)
             if final is not None:
@@ -475,7 +513,7 @@ class Publisher:
             else:
                 final = logical
                 if not self._free(final, live, taken):
-                    stem, tag = logical.removesuffix(ext), _digest(staged)[:10]
+                    stem, tag = logical.removesuffix(ext), file_digest(staged)[:10]
                     k = 1
                     final = f"{stem}-{tag}{ext}"
                     while not self._free(final, live, taken):
@@ -492,8 +530,7 @@ class Publisher:
 
     def _unchanged(self, logical: str, ext: str, live: set[str], staged: Path) -> str | None:
         """The live file of the same number with the same bytes as ``staged``, if any."""
-        stem = logical.removesuffix(ext)
-        same_slot = re.compile(re.escape(stem) + r"(?:-[0-9a-f]{10}(?:-[0-9]+)?)?" + re.escape(ext))
+        same_slot = _same_slot(logical, ext)
         # a file of ours named as the shard, or (no manifest yet: a folder of an earlier
         # version) the same name holding exactly these bytes
         candidates = sorted(n for n in live if same_slot.fullmatch(n))
@@ -524,7 +561,7 @@ class Publisher:
         new = [*files, *last]
         m = self._manifest
         old = list(m.live)
-        commit = {n: _digest(self.staging / n) for n in last}
+        commit = {n: file_digest(self.staging / n) for n in last}
         moved = [n for n in files if n not in self._kept]
         m.pending = {"files": new, "moved": moved, "commit": commit, "staging": str(self.staging)}
         try:
@@ -569,7 +606,7 @@ class Publisher:
                 _fsync(self.staging / n)
         for n in files:
             if n in self._kept:
-                (self.staging / n).unlink()
+                (self.staging / n).unlink(missing_ok=True)  # none for a keep()
             else:
                 _step(f"rename {n}")
                 os.replace(self.staging / n, self.target / n)

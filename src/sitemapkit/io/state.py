@@ -3,9 +3,11 @@
 Per URL it remembers the shard it was written to, a fingerprint of its entry as
 written (without lastmod), the page content's hash when the source gave one, and
 the time that content last changed; per shard, the digest of its bytes and the
-time they last changed. The meta table keeps the time of the first run (``first_run``):
-a URL whose change time is still that one has not changed since the state began, so
-its real change time is unknown (see :meth:`StateStore.baseline`).
+time they last changed, and the file it was published as (its name and the digest of
+its bytes: a next run whose shard is unchanged keeps that file). The meta table keeps
+the time of the first run (``first_run``): a URL whose change time is still that one has
+not changed since the state began, so its real change time is unknown (see
+:meth:`StateStore.baseline`).
 
 A run costs a sequential pass over the state, never a lookup per URL. The URLs are
 kept in a URL file beside the SQLite file (``NAME.urls-…``, named in the meta table),
@@ -18,9 +20,11 @@ move to a URL file on the first run). The merge writes the new URL file as it go
 fills columns of fixed-width values, one per staged URL, in files the run maps into
 memory (``mmap``): the shard (the old one, then the assigned one; ``DUPLICATE`` for a
 repeated loc), the change time (an index into :attr:`StateStore.times`), the entry's
-size, its flags and its line's offset in the new URL file. So Python holds nothing per
-URL: 21 bytes a URL are in the columns on disk, beside the entry, its key and its line
-of the URL file, and the operating system's page cache decides what is in memory.
+size, its flags and where its line's shard field is in the new URL file. So Python holds
+nothing per URL: 21 bytes a URL are in the columns on disk, beside the entry, its key and
+its line of the URL file, and the operating system's page cache decides what is in
+memory. Blocks of keys are merged at once where they match the stored URLs (or follow
+the last one), compared as fields at C speed (see :class:`_Merge`).
 
 :meth:`StateStore.commit` completes the new URL file (the shards assigned in the run),
 syncs it to disk, then in the run's one transaction (begun when the store opens) names
@@ -34,10 +38,11 @@ from __future__ import annotations
 import heapq
 import itertools
 import mmap
+import operator
 import os
-import re
 import shutil
 import sqlite3
+import sys
 import uuid
 from array import array
 from binascii import hexlify
@@ -47,7 +52,16 @@ from typing import BinaryIO, Final, Literal
 
 from .extsort import ExternalSorter
 
-__all__ = ["DUPLICATE", "NEWS", "NS", "OWN", "PLACED", "StateStore", "changed_in_last_run"]
+__all__ = [
+    "DUPLICATE",
+    "NEWS",
+    "NS",
+    "OWN",
+    "PLACED",
+    "StateStore",
+    "changed_in_last_run",
+    "sort_keys",
+]
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS urls(
@@ -57,6 +71,8 @@ CREATE TABLE IF NOT EXISTS shards(n INTEGER PRIMARY KEY, digest BLOB NOT NULL,
     changed TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS removed(loc TEXT PRIMARY KEY, at TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS published(n INTEGER PRIMARY KEY, name TEXT NOT NULL,
+    digest TEXT NOT NULL, how TEXT NOT NULL);
 """
 
 #: Flags of a staged URL (one byte): its extension namespaces, and:
@@ -145,12 +161,7 @@ class StateStore:
         self._new = f"{self.path.name}.urls-{uuid.uuid4().hex[:12]}"
         #: URLs staged (duplicates included); the input position of the next one.
         self.count = 0
-        # the staged columns, written in input order; closed by resolve() or close()
-        folder = self.folder
-        self._entries = open(folder / "entries", "wb", buffering=1 << 20)  # noqa: SIM115
-        self._sizes = open(folder / "sizes", "wb")  # noqa: SIM115
-        self._flags = open(folder / "flags", "wb")  # noqa: SIM115
-        self._keys = ExternalSorter(self.folder, max_bytes=_SORT_BYTES, prefix="keys")
+        self._open_columns()
         self._rows: list[tuple[bytes, bytes, bytes, bytes, int]] = []
         self._maps: list[mmap.mmap] = []
         self._views: list[memoryview] = []
@@ -160,6 +171,14 @@ class StateStore:
         #: Repeated locs: how many, and the first few in input order.
         self.duplicates = 0
         self.duplicate_examples: list[str] = []
+
+    def _open_columns(self) -> None:
+        # the staged columns, written in input order; closed by resolve() or close()
+        folder = self.folder
+        self._entries = open(folder / "entries", "wb", buffering=1 << 20)  # noqa: SIM115
+        self._sizes = open(folder / "sizes", "wb")  # noqa: SIM115
+        self._flags = open(folder / "flags", "wb")  # noqa: SIM115
+        self._keys = ExternalSorter(self.folder, max_bytes=_SORT_BYTES, prefix="keys")
 
     def baseline(self, now: str) -> str | None:
         """The change time that means "unknown": the first run's time (``now`` on it).
@@ -196,20 +215,29 @@ class StateStore:
         self._entries.writelines(entries)
         array("I", map(len, entries)).tofile(self._sizes)
         self._flags.write(flags)
-        # loc, TAB, input position, fingerprint, content hash: a repeated loc sorts in
-        # input order, and TAB before any character a loc holds (a loc that is the
-        # start of another sorts first, as in SQLite)
-        if contents is None:
-            keys = [
-                b"%b\t%08x\t%b\t\n" % (loc, i, fp)
-                for i, (loc, fp) in enumerate(zip(locs, fps, strict=True), seq)
-            ]
-        else:
-            keys = [
-                b"%b\t%08x\t%b\t%b\n" % (loc, i, fp, c)
-                for i, (loc, fp, c) in enumerate(zip(locs, fps, contents, strict=True), seq)
-            ]
-        self._keys.extend(keys)
+        self._keys.extend(sort_keys(locs, fps, contents, seq))
+
+    def stage_made(self, seq: int, entries: bytes, sizes: bytes, flags: bytes, keys: bytes) -> None:
+        """Stage URLs made elsewhere (another process) as :meth:`stage` would: the first
+        one's input position, their entry lines, sizes (``array("I")`` bytes), flags and
+        :func:`sort_keys` lines, each joined."""
+        self._flush()
+        if seq != self.count:
+            raise RuntimeError(f"URLs staged out of order: {seq}, not {self.count}")
+        self.count += len(flags)
+        self._entries.write(entries)
+        self._sizes.write(sizes)
+        self._flags.write(flags)
+        self._keys.extend(keys.splitlines(keepends=True))
+
+    def restart(self) -> None:
+        """Drop every URL staged (before the first :meth:`resolve`)."""
+        self._close_columns()
+        for entry in self.folder.iterdir():
+            entry.unlink()
+        self._open_columns()
+        self.count = 0
+        self._rows = []
 
     def resolve(self, now: str) -> None:
         """Merge the staged URLs with the stored ones: fill the columns and the counts.
@@ -269,7 +297,7 @@ class StateStore:
             m = _Merge(self, now, out, gone, new if self._had_removed else None)
             keys = self._keys.sorted()
             while block := list(itertools.islice(keys, _BLOCK)):
-                if not m.alike(block):
+                if not m.take(block):
                     for line in block:
                         m.one(line)
             m.finish()
@@ -291,6 +319,13 @@ class StateStore:
         row = self.db.execute("SELECT digest, changed FROM shards WHERE n=?", (n,)).fetchone()
         return None if row is None else (row[0], row[1])
 
+    def published(self, n: int) -> tuple[str, str, str] | None:
+        """The file shard ``n`` was published as by the last run: its name, the digest of
+        its bytes and how it was compressed (see :meth:`commit`); ``None``: not known."""
+        q = "SELECT name, digest, how FROM published WHERE n=?"
+        row = self.db.execute(q, (n,)).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
     def counts(self) -> dict[str, int]:
         """URLs of this run by status (added, changed, unchanged) and URLs removed since
         the last (after :meth:`resolve`)."""
@@ -307,16 +342,24 @@ class StateStore:
             if os.fstat(fh.fileno()).st_size:
                 with mmap.mmap(fh.fileno(), 0) as m:
                     shards, offsets = self.shards, self.offsets
-                    for seq, fl in enumerate(self.flags):
-                        if fl & PLACED:
-                            at = m.find(b"\t", offsets[seq]) + 1
-                            m[at : at + 8] = b"%08x" % shards[seq]
+                    placed = map(PLACED.__and__, self.flags)
+                    for seq in itertools.compress(range(self.count), placed):
+                        at = offsets[seq]
+                        m[at : at + 8] = b"%08x" % shards[seq]
                     m.flush()
             os.fsync(fh.fileno())  # on disk before the state names it
 
-    def commit(self, shards: dict[int, tuple[bytes, str]], now: str) -> None:
+    def commit(
+        self,
+        shards: dict[int, tuple[bytes, str]],
+        now: str,
+        files: dict[int, tuple[str, str, str]] | None = None,
+    ) -> None:
         """Write this run's state: the new URL file, then, in the run's transaction, the
-        removed URLs, the shards and the name of the URL file."""
+        removed URLs, the shards (the digest of their content and its change time), the
+        files they were published as (``files``: name, digest of the file's bytes, how
+        it was compressed; a next run whose shard is unchanged keeps that file) and the
+        name of the URL file."""
         db = self.db
         try:
             self._write_urls()
@@ -341,6 +384,11 @@ class StateStore:
                 "INSERT INTO shards(n, digest, changed) VALUES (?,?,?)",
                 [(n, d, c) for n, (d, c) in shards.items()],
             )
+            db.execute("DELETE FROM published")
+            db.executemany(
+                "INSERT INTO published(n, name, digest, how) VALUES (?,?,?,?)",
+                [(n, *f) for n, f in (files or {}).items()],
+            )
             db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('output', ?)", (self.key,))
             db.execute("COMMIT")
         except BaseException:
@@ -362,6 +410,21 @@ class StateStore:
             m.close()
         self._views, self._maps = [], []
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def sort_keys(
+    locs: list[bytes], fps: list[bytes], contents: list[bytes] | None, seq: int
+) -> list[bytes]:
+    """The sort keys of URLs staged from input position ``seq`` (see :meth:`StateStore.stage`).
+
+    Loc, TAB, input position, fingerprint, content hash: a repeated loc sorts in input
+    order, and TAB before any character a loc holds (a loc that is the start of another
+    sorts first, as in SQLite).
+    """
+    at = range(seq, seq + len(locs))
+    if contents is None:
+        return list(map(b"%b\t%08x\t%b\t\n".__mod__, zip(locs, at, fps, strict=True)))
+    return list(map(b"%b\t%08x\t%b\t%b\n".__mod__, zip(locs, at, fps, contents, strict=True)))
 
 
 def changed_in_last_run(path: str | Path) -> Iterator[str]:
@@ -391,16 +454,26 @@ def changed_in_last_run(path: str | Path) -> Iterator[str]:
         db.close()
 
 
-_POSITION: Final = re.compile(rb"\t([0-9a-f]{8})\t")  # a key's seq, a stored URL's shard
-_LAST: Final = re.compile(rb"\t([^\t\n]*)\n")  # a stored URL's change time
+_FIELDS: Final = bytes.maketrans(b"\n", b"\t")  # lines to fields: one split of a block
+
+
+def _ints(hexes: list[bytes]) -> array[int]:
+    """Fixed-width hex fields (8 digits) as integers, at C speed."""
+    out = array("I", bytes.fromhex(b"".join(hexes).decode()))
+    if sys.byteorder == "little":
+        out.byteswap()
+    return out
 
 
 class _Merge:
     """The merge of the sorted keys with the stored URLs, which writes the new URL file.
 
     A block of keys whose URLs are the next stored ones, each with the same fingerprint
-    and content hash (the common case: little changed), is taken at once (:meth:`alike`);
-    other keys one by one (:meth:`one`). An unchanged URL's line goes to the new file as
+    and content hash (the common case: little changed), is taken at once (:meth:`alike`),
+    and so is a block of new URLs after the last stored one (:meth:`added`); other keys
+    one by one (:meth:`one`). Blocks are compared as fields (a key is ``loc, seq, fp,
+    content``, a stored URL ``loc, shard, fp, content, changed``: one ``split`` of the
+    block and slices, no pass per field). An unchanged URL's line goes to the new file as
     it was; the shard of each is as it stands, :meth:`StateStore.commit` patches those
     assigned later.
     """
@@ -431,38 +504,88 @@ class _Merge:
             cid = self.times[when] = len(self.times)
         return cid
 
-    def alike(self, block: list[bytes]) -> bool:
-        """Take ``block`` at once if its URLs are the next stored ones, unchanged."""
-        if not self.old or block[0][: block[0].index(b"\t")] == self.prev:
+    def take(self, block: list[bytes]) -> bool:
+        """Take ``block`` at once if it is alike or added; ``False``: one by one."""
+        k = len(block)
+        keys = b"".join(block)
+        kf = keys.translate(_FIELDS).split(b"\t")
+        if len(kf) != 4 * k + 1:
             return False
-        need = len(block) - 1
+        locs = kf[0 : 4 * k : 4]
+        if locs[0] == self.prev or any(map(operator.eq, locs, itertools.islice(locs, 1, None))):
+            return False  # a repeated loc: one by one
+        if self.old:
+            return self.alike(block, kf)
+        return self.added(block, keys, kf)
+
+    def alike(self, block: list[bytes], kf: list[bytes]) -> bool:
+        """Take ``block`` (its fields ``kf``) if its URLs are the next stored ones,
+        unchanged."""
+        k = len(block)
+        need = k - 1
         ahead = self.ahead[::-1]  # in order
         olds = [self.old, *ahead[:need]]
-        olds += itertools.islice(self.stored, len(block) - len(olds))
-        keys, stored = b"".join(block), b"".join(olds)
-        if _POSITION.sub(b"\t", keys) != _LAST.sub(b"\n", _POSITION.sub(b"\t", stored)):
+        olds += itertools.islice(self.stored, k - len(olds))
+        stored = b"".join(olds)
+        sf = stored.translate(_FIELDS).split(b"\t")
+        end = 5 * k
+        if (
+            len(sf) != end + 1
+            or kf[0 : 4 * k : 4] != sf[0:end:5]
+            or kf[2 : 4 * k : 4] != sf[2:end:5]
+            or kf[3 : 4 * k : 4] != sf[3:end:5]
+        ):
             self.ahead = (olds[1:] + ahead[need:])[::-1]  # put back (a stack)
             return False
         self.ahead = ahead[need:][::-1]
-        st, pos = self.st, self.pos
+        st = self.st
         shards, cids, offsets = st.shards, st.cids, st.offsets
-        whens = _LAST.findall(stored)
-        same = whens.count(whens[0]) == len(whens)
-        cid = self._time(whens[0])
-        for seq, shard, when, line in zip(
-            _POSITION.findall(keys), _POSITION.findall(stored), whens, olds, strict=True
-        ):
-            at = int(seq, 16)
-            shards[at] = int(shard, 16)
-            cids[at] = cid if same else self._time(when)
-            offsets[at] = pos
-            pos += len(line)
+        seqs = _ints(kf[1 : 4 * k : 4])
+        # where each line's shard field is: after its loc and a TAB
+        olds_at = map(
+            operator.add,
+            itertools.accumulate(map(len, olds), initial=self.pos + 1),
+            map(len, kf[0 : 4 * k : 4]),
+        )
+        whens = sf[4:end:5]
+        if whens.count(whens[0]) == k:
+            cid = self._time(whens[0])
+            for at, shard, off in zip(seqs, _ints(sf[1:end:5]), olds_at, strict=False):
+                shards[at] = shard
+                cids[at] = cid
+                offsets[at] = off
+        else:
+            time = self._time
+            rows = zip(seqs, _ints(sf[1:end:5]), olds_at, whens, strict=False)
+            for at, shard, off, when in rows:
+                shards[at] = shard
+                cids[at] = time(when)
+                offsets[at] = off
         self.out.write(stored)
-        self.pos = pos
-        self.counts["unchanged"] += len(block)
-        last = block[-1]
-        self.prev = last[: last.index(b"\t")]
+        self.pos += len(stored)
+        self.counts["unchanged"] += k
+        self.prev = kf[4 * k - 4]
         self._next()
+        return True
+
+    def added(self, block: list[bytes], keys: bytes, kf: list[bytes]) -> bool:
+        """Take ``block`` (its bytes ``keys``, fields ``kf``): new URLs after the last
+        stored one. Their lines are the keys with the change time; the seq stands where
+        the shard goes, which :meth:`StateStore.commit` writes (each is assigned one)."""
+        k = len(block)
+        offsets, extra = self.st.offsets, len(self.now) + 1
+        lens = map(extra.__add__, map(len, block))
+        starts = itertools.accumulate(lens, initial=self.pos + 1)
+        fields = map(operator.add, starts, map(len, kf[0 : 4 * k : 4]))  # the shard's
+        for at, off in zip(_ints(kf[1 : 4 * k : 4]), fields, strict=False):
+            offsets[at] = off  # shard 0 and change time 0 (now): as the columns were made
+        rows = keys.replace(b"\n", b"\t" + self.now + b"\n")
+        self.out.write(rows)
+        self.pos += len(rows)
+        self.counts["added"] += k
+        if self.new is not None:
+            self.new.write(b"\n".join(kf[0 : 4 * k : 4]) + b"\n")
+        self.prev = kf[4 * k - 4]
         return True
 
     def one(self, line: bytes) -> None:
@@ -506,7 +629,7 @@ class _Merge:
             if self.new is not None:
                 self.new.write(key + b"\n")
             row = b"%b\t%08x%b\t%b\n" % (key, 0, line[tab + 9 : -1], when)
-        st.offsets[seq] = self.pos
+        st.offsets[seq] = self.pos + tab + 1  # the shard field's
         self.pos += len(row)
         self.out.write(row)
 

@@ -1,9 +1,13 @@
 """writer: the incremental mode (a state file). URLs keep their shard and true lastmod.
 
-Every URL is staged in the state store; at the end shards are assigned (a URL stays
-in the shard it was in while that shard fits, by :func:`sitemapkit.core.split.fits`),
-each shard is written whole, and a shard whose bytes did not change keeps its lastmod
-in the index (and its file, untouched, on publish).
+Every URL is staged in the state store (a whole plain input file by two forked
+processes, :meth:`IncrementalRun.add_plain_file`); at the end shards are assigned (a URL
+stays in the shard it was in while that shard fits, by :func:`sitemapkit.core.split.fits`),
+and one pass over the staged entries gives each shard's digest. A shard whose bytes did
+not change keeps its lastmod in the index, and its live file is kept as it is, neither
+formatted nor staged (:meth:`~sitemapkit.io.files.Publisher.keep`, checked against the
+digest of the file's bytes that the state recorded); the others are written whole in a
+second pass.
 
 The run's time is a change time only for a change this state saw: a page new or changed
 since an earlier run. The first run has seen no change, so a page without a lastmod of
@@ -15,13 +19,17 @@ state file.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
+import operator
+import os
 import re
 from array import array
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, cast
 from urllib.parse import unquote
 
 from ..core.model import Url
@@ -29,10 +37,14 @@ from ..core.serialize import EntryBlock, url_entry
 from ..core.split import fits
 from ..core.urls import Origin, unescape
 from ..core.w3cdate import written
-from ..errors import InputError
-from ..io.files import Publisher, ShardFile
-from ..io.state import DUPLICATE, NEWS, NS, OWN, PLACED, StateStore
+from ..errors import InputError, SitemapError
+from ..io import child
+from ..io.child import Child, ChildError
+from ..io.files import GZIP_BACKEND, Publisher, ShardFile, file_digest
+from ..io.sources import BLOCK, PlainFile, Progress
+from ..io.state import DUPLICATE, NEWS, NS, OWN, PLACED, StateStore, sort_keys
 from .index import Latest, publish, refuse_many
+from .parallel import _iter_ranges, _NotPlain
 from .result import FileInfo, WriteResult
 from .settings import Settings
 
@@ -48,7 +60,30 @@ _LATEST: Final = re.compile(rb"</loc><lastmod>([^<]*)</lastmod>")
 
 
 _RANGE: Final = 4096  # rows looked at together while shards are assigned
-_HELD: Final = 4 * _RANGE  # entry lines held before they go to the shards' files
+
+
+_STAGE_LINES: Final = 1 << 14  # input lines a forked process stages at a time
+#: What a forked process makes of a range: the input position of its first URL, the
+#: entry lines, their sizes (``array("I")``), flags and sort keys (see ``stage_made``).
+_StagedRange = tuple[int, bytes, bytes, bytes, bytes]
+_FINGERPRINT: Final = functools.partial(hashlib.blake2b, digest_size=16)
+_hex: Final = operator.methodcaller("hexdigest")
+_OPEN: Final = 32  # shard files written at a time (a deflate state each)
+#: The flag bytes that have OWN (deleted by ``translate``: what is left has none).
+_OWN_FLAGS: Final = bytes(f for f in range(256) if f & OWN)
+
+
+@dataclass(slots=True)
+class _Measure:
+    """A shard before it is written: its header, the digest of its bytes, its latest
+    lastmod, entries, raw bytes and (once published or kept) stored bytes."""
+
+    head: bytes
+    digest: hashlib.blake2b
+    latest: Latest
+    count: int = 0
+    raw: int = 0
+    stored: int = 0
 
 
 def _ranges(count: int) -> Iterator[tuple[int, int]]:
@@ -57,15 +92,6 @@ def _ranges(count: int) -> Iterator[tuple[int, int]]:
 
 def _digest(data: bytes) -> bytes:
     return hashlib.blake2b(data, digest_size=16).digest()
-
-
-def _chunks(path: Path) -> Iterator[tuple[bytes, int]]:
-    """A spooled shard's lines in chunks of about 1 MiB, and how many lines each holds."""
-    if not path.exists():
-        return
-    with open(path, "rb") as fh:
-        while lines := fh.readlines(1 << 20):
-            yield b"".join(lines), len(lines)
 
 
 class IncrementalRun:
@@ -120,6 +146,13 @@ class IncrementalRun:
 
     def add_block(self, block: EntryBlock) -> None:
         """Record the entry lines of a block of plain rows (the fast path of plain inputs)."""
+        self._state.stage(*self._made(block))
+
+    def _made(
+        self, block: EntryBlock
+    ) -> tuple[list[bytes], list[bytes], list[bytes], list[bytes] | None, bytes]:
+        """What :meth:`StateStore.stage` takes for a block: locs, entry lines,
+        fingerprints, content hashes and flags."""
         data = block.data
         entries = data.splitlines(keepends=True)
         locs = _LOC.findall(data)
@@ -127,13 +160,111 @@ class IncrementalRun:
             locs = unescape(b"\n".join(locs).decode()).encode().split(b"\n")
         own = block.lastmods is not None
         bare = _LASTMOD.sub(b"</loc>", data).splitlines(keepends=True) if own else entries
-        fps = [hashlib.blake2b(b, digest_size=16).hexdigest().encode() for b in bare]
+        fps = list(map(str.encode, map(_hex, map(_FINGERPRINT, bare))))
         contents = None
         if self.s.content_from is not None:
             found = (self._content(loc.decode(), None) for loc in locs)
             contents = [(c or "").encode() for c in found]
         flags = bytes((OWN if own else 0,)) * len(entries)
-        self._state.stage(locs, entries, fps, contents, flags)
+        return locs, entries, fps, contents, flags
+
+    def add_plain_file(self, source: PlainFile, progress: Progress | None = None) -> bool:
+        """Stage a whole plain input file in two forked processes, ranges of its lines
+        at a time: there the entry lines, fingerprints and sort keys are made, as
+        :meth:`add_block` makes them (the same staging), here they are staged in order.
+
+        ``False``, nothing staged, when it does not suit (fewer lines than two ranges,
+        a range the formatter does not take, no fork, a process gone, an error): the
+        caller adds the lines.
+        """
+        st = self._state
+        if st.count or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
+            return False
+        try:
+            ranges = list(_iter_ranges(source.path, source.body_start, _STAGE_LINES))
+        except _NotPlain:
+            return False
+        if len(ranges) < 2:  # a small file: not worth two processes
+            return False
+
+        def handle(job: tuple[int, int, int]) -> _StagedRange | None:
+            return self._stage_range(source, *job)
+
+        workers: list[Child] = []
+        try:
+            for _ in range(2):
+                workers.append(Child.fork(handle, name="a staging process"))
+            done = self._drive(workers, ranges, progress)
+        except (ChildError, SitemapError):  # ForkUnsafe, a process gone, an input error
+            done = False
+        finally:
+            child.close_all(workers, grace=10)
+        if not done:
+            st.restart()
+        return done
+
+    def _drive(
+        self, workers: list[Child], ranges: list[tuple[int, int, int]], progress: Progress | None
+    ) -> bool:
+        """Hand the ranges to the workers, stage their results in input order."""
+        st = self._state
+        jobs = iter(enumerate(ranges))
+        busy: dict[Child, int] = {}
+        results: dict[int, _StagedRange] = {}
+        adopted = 0
+
+        def hand(worker: Child) -> None:
+            job = next(jobs, None)
+            if job is not None:
+                worker.send(job[1])
+                busy[worker] = job[0]
+
+        for worker in workers:
+            hand(worker)
+        while busy:
+            for worker in child.ready(list(busy)):
+                k = busy.pop(worker)
+                res = cast("_StagedRange | None", worker.receive())
+                if res is None:
+                    return False
+                results[k] = res
+                hand(worker)
+            while adopted in results:
+                st.stage_made(*results.pop(adopted))
+                adopted += 1
+                if progress:
+                    progress(st.count)
+        return adopted == len(ranges)
+
+    def _stage_range(
+        self, source: PlainFile, start: int, end: int, line: int
+    ) -> _StagedRange | None:
+        """The staging of input bytes ``start:end`` (first line ``line``), made in a
+        forked process; ``None`` if the formatter does not take all of it."""
+        with open(source.path, "rb") as fh:
+            fh.seek(start)
+            data = fh.read(end - start)
+        seq = line - 1
+        entries: list[bytes] = []
+        sizes = array("I")
+        flags: list[bytes] = []
+        keys: list[bytes] = []
+        pos = 0
+        while pos < len(data):
+            if child.cancelled():
+                return None
+            cut = data.find(b"\n", min(len(data), pos + BLOCK)) + 1 or len(data)
+            block = source.formatter.format(data[pos:cut])
+            pos = cut
+            if block is None:
+                return None
+            locs, lines, fps, contents, fl = self._made(block)
+            keys.extend(sort_keys(locs, fps, contents, seq + len(sizes)))
+            entries.extend(lines)
+            sizes.extend(map(len, lines))
+            flags.append(fl)
+        keys.sort()  # sorted runs: the sort of them all (Timsort) then merges them
+        return seq, b"".join(entries), sizes.tobytes(), b"".join(flags), b"".join(keys)
 
     def _fits(self, load: _Load, size: int, ns: int, news: int, k: int = 1) -> bool:
         """Whether ``k`` more entries of ``size`` bytes in all fit in a shard of ``load``."""
@@ -217,7 +348,6 @@ class IncrementalRun:
                     self._take(load, size, ns, news)
                     shards[row] = current
                     flags[row] = fl | PLACED
-        self._spool()
         return {n: ld[3] for n, ld in loads.items() if ld[0]}
 
     def _kept_one_by_one(self, loads: dict[int, _Load], lo: int, hi: int) -> None:
@@ -257,117 +387,162 @@ class IncrementalRun:
                 fl = flags[seq]
                 yield seq, n, sizes[seq] + (0 if fl & OWN else extra[cids[seq]]), fl
 
-    def _spool(self) -> None:
-        """Gather each shard's final entry lines, in input order, in a file of its own."""
+    def _pieces(self, wanted: Container[int] | None = None) -> Iterator[tuple[int, bytes, int]]:
+        """The final entry lines of the shards (``wanted``: of these only), in input order
+        within each: (shard, lines, how many), a range of rows at a time."""
         st = self._state
         shards, cids, flags, stamps = st.shards, st.cids, st.flags, self._stamps
-        buffers: dict[int, list[bytes]] = {}
-
-        def spill(n: int, lines: list[bytes]) -> None:
-            with open(st.spool(n), "ab") as fh:
-                fh.writelines(lines)
-            lines.clear()
-
         entries = st.entries()
-        read = held = 0
+        read = 0
         for lo, hi in _ranges(st.count):
             lines = list(itertools.islice(entries, hi - lo))
             read += len(lines)
             sh = shards[lo:hi].tolist()
             n = sh[0]
-            if n > 0 and sh.count(n) == len(sh) and all(f & OWN for f in flags[lo:hi]):
-                buf = buffers.setdefault(n, [])
-                buf.extend(lines)  # one shard, every entry as staged: as they are
-            else:
-                for seq, entry in enumerate(lines, lo):
-                    n = shards[seq]
-                    if n == DUPLICATE:
-                        continue
-                    line = entry
-                    if not flags[seq] & OWN:
-                        stamp = stamps[cids[seq]]
+            if n > 0 and sh.count(n) == len(sh):
+                fls = bytes(flags[lo:hi])
+                if not fls.translate(None, _OWN_FLAGS):  # every entry as staged
+                    if wanted is None or n in wanted:
+                        yield n, b"".join(lines), len(lines)
+                    continue
+                cl = cids[lo:hi].tolist()
+                if len(fls.translate(None, _OWN_FLAGS)) == len(fls) and cl.count(cl[0]) == len(cl):
+                    # none with a lastmod of its own, one change time: one stamp for all
+                    # (``</loc>`` ends the loc of an entry only: other locs are prefixed)
+                    if wanted is None or n in wanted:
+                        stamp = stamps[cl[0]]
+                        chunk = b"".join(lines)
                         if stamp:
-                            at = entry.index(b"</loc>") + 6
-                            line = entry[:at] + stamp + entry[at:]
-                    buf = buffers.setdefault(n, [])
-                    buf.append(line)
-            held += hi - lo
-            if held >= _HELD:  # bounded however many shards the lines go to
-                for n, buf in buffers.items():
-                    spill(n, buf)
-                held = 0
+                            chunk = chunk.replace(b"</loc>", b"</loc>" + stamp)
+                        yield n, chunk, len(lines)
+                    continue
+            groups: dict[int, list[bytes]] = {}
+            for seq, entry in enumerate(lines, lo):
+                n = shards[seq]
+                if n == DUPLICATE or (wanted is not None and n not in wanted):
+                    continue
+                line = entry
+                if not flags[seq] & OWN:
+                    stamp = stamps[cids[seq]]
+                    if stamp:
+                        at = entry.index(b"</loc>") + 6
+                        line = entry[:at] + stamp + entry[at:]
+                groups.setdefault(n, []).append(line)
+            for n, group in groups.items():
+                yield n, b"".join(group), len(group)
         if read != st.count or next(entries, None) is not None:
             # an entry line holding a newline: never, escape() sees to that
             raise AssertionError(f"{st.count} entries staged, {read} read back")
-        for n, buf in buffers.items():
-            spill(n, buf)
 
-    def _write_shard(self, n: int, name: str, ns: int) -> tuple[FileInfo, bytes, str | None]:
-        """Write shard ``n`` whole as ``name``; its file info, the digest of its bytes and
-        the latest lastmod of its entries.
+    def _measure(self, shard_ns: dict[int, int]) -> dict[int, _Measure]:
+        """Each shard's entries, raw bytes, digest of its bytes and (on a first run) the
+        latest lastmod of its entries, without writing it."""
+        s, first = self.s, self._state.first
+        out: dict[int, _Measure] = {}
+        for n, ns in shard_ns.items():
+            head = s.header(ns).encode()
+            out[n] = _Measure(head, hashlib.blake2b(head, digest_size=16), Latest())
+        for n, chunk, count in self._pieces():
+            m = out[n]
+            m.digest.update(chunk)
+            if first:
+                m.latest.add_all(_LATEST.findall(chunk))
+            m.count += count
+            m.raw += len(chunk)
+        for m in out.values():
+            m.digest.update(s.footer)
+            m.raw += len(m.head) + len(s.footer)
+        return out
 
-        Publishing keeps the live file instead when the bytes are the same.
-        """
+    def _write_shards(self, names: dict[int, str], measured: dict[int, _Measure]) -> dict[int, str]:
+        """Write the shards ``names`` (number: staged name), at most :data:`_OPEN` at a
+        pass over the entries; returns the digest of each file's bytes."""
         assert self._publisher is not None
-        s = self.s
-        head = s.header(ns).encode()
-        digest = hashlib.blake2b(head, digest_size=16)
-        count, raw = 0, len(head) + len(s.footer)
-        latest = Latest()
-        spool = self._state.spool(n)
-        for chunk, lines in _chunks(spool):
-            digest.update(chunk)
-            latest.add_all(_LATEST.findall(chunk))
-            count += lines
-            raw += len(chunk)
-        digest.update(s.footer)
-        d = digest.digest()
-        # always staged whole: publishing compares it with the live file of its number and
-        # keeps that one (name, bytes, mtime) when they are equal (Publisher.place)
-        f = ShardFile(self._publisher.stage(name), gzip=s.gzip, level=s.gzip_level)
-        f.open()
-        f.write(head)
-        for chunk, _ in _chunks(spool):
-            f.write(chunk)
-        f.write(s.footer)
-        f.close()
-        return FileInfo(name, "urlset", count, f.raw_bytes, f.stored_bytes), d, latest.value
+        s, numbers, out = self.s, sorted(names), {}
+        for at in range(0, len(numbers), _OPEN):
+            group = numbers[at : at + _OPEN]
+            files: dict[int, ShardFile] = {}
+            for n in group:
+                f = files[n] = ShardFile(
+                    self._publisher.stage(names[n]), gzip=s.gzip, level=s.gzip_level
+                )
+                f.open()
+                f.write(measured[n].head)
+            for n, chunk, _ in self._pieces(files):
+                files[n].write(chunk)
+            for n, f in files.items():
+                f.write(s.footer)
+                f.close()
+                out[n] = file_digest(f.path)
+        return out
 
     def finish(self) -> None:
         s, st, result = self.s, self._state, self.result
         if self._publisher is None:
             self._publisher = Publisher(s.directory, s.name, s.owned)
+        publisher = self._publisher
         shard_ns = self._assign_shards()
         numbers = sorted(shard_ns)
         single = len(numbers) <= 1 and s.index != "always"
+        refuse_many(s, 1 if single else len(numbers))
+        measured = self._measure(shard_ns or {1: 0})
+        how = f"{s.gzip} {s.gzip_level} {GZIP_BACKEND}"
         shard_state: dict[int, tuple[bytes, str]] = {}
-        infos: list[FileInfo] = []
+        names: dict[int, str] = {}
+        stage: dict[int, str] = {}
+        files: dict[int, tuple[str, str, str]] = {}
         lastmods: dict[str, str] = {}
         for n in numbers or [1]:
-            name = s.single_name if single else s.shard_name(n)
-            info, d, latest = self._write_shard(n, name, shard_ns.get(n, 0))
+            m = measured[n]
+            name = names[n] = s.single_name if single else s.shard_name(n)
+            d = m.digest.digest()
             old = st.old_shard(n)
             if old is not None and old[0] == d:
                 changed = old[1]
+                # its file as the last run published it, if that is still live (the
+                # check hook sees staged files: with one, every shard is staged)
+                live = st.published(n)
+                if (
+                    not single
+                    and s.check is None
+                    and live is not None
+                    and live[2] == how
+                    and publisher.keep(name, live[0], s.ext, live[1])
+                ):
+                    files[n] = live
+                    m.stored = (s.directory / live[0]).stat().st_size
+                else:
+                    stage[n] = name
             else:
+                stage[n] = name
                 result.rewritten.append(name)
                 # "": no change seen and no entry with a lastmod (no index lastmod)
-                changed = (latest or "") if st.first else s.now
+                changed = (m.latest.value or "") if st.first else s.now
             shard_state[n] = (d, changed)
             if changed:
                 lastmods[name] = changed
-            infos.append(info)
-        refuse_many(s, 1 if single else len(numbers))
+        for n, digest in self._write_shards(stage, measured).items():
+            files[n] = (names[n], digest, how)
+            m = measured[n]
+            m.stored = publisher.stage(names[n]).stat().st_size
+        infos = [
+            FileInfo(names[n], "urlset", m.count, m.raw, m.stored)
+            for n, m in ((n, measured[n]) for n in numbers or [1])
+        ]
         result.changes = st.counts()
 
         def commit() -> None:
             # Once the new index is live, not before: a run killed before that leaves the
             # old state with the old set, so the next run sees (and reports, and
             # `submit --changed-since` sends) the same changes again.
-            st.commit(shard_state, s.now)
+            final = {
+                n: (f.name, *files[n][1:])
+                for n, f in zip(numbers or [1], result.files, strict=False)
+            }
+            st.commit(shard_state, s.now, final)
             st.close()
 
-        publish(s, self._publisher, result, infos, lastmods, single=single, committed=commit)
+        publish(s, publisher, result, infos, lastmods, single=single, committed=commit)
 
     def abort(self) -> None:
         self._state.close()

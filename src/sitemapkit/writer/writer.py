@@ -14,7 +14,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, cast
 
 from ..core import limits
 from ..core.model import Alternate, Url
@@ -125,7 +125,7 @@ class SitemapWriter(Closeable):
 
     @property
     def incremental(self) -> bool:
-        """Whether this run uses a state file (then :meth:`add_plain_file` declines)."""
+        """Whether this run uses a state file."""
         return self._stream is None
 
     def add(self, url: Url | str, *, content_hash: str | None = None) -> None:
@@ -152,9 +152,12 @@ class SitemapWriter(Closeable):
         Only into a fresh streaming writer, and only when the file can be cut at
         newlines into shards of ``max_urls`` lines: then the output is byte-identical
         to adding its lines in order. ``False`` (nothing added) when it does not suit;
-        the caller then adds the lines itself.
+        the caller then adds the lines itself. With a state file the lines are staged
+        in forked processes instead (:meth:`.IncrementalRun.add_plain_file`).
         """
-        if self._stream is None or not self._stream.fresh:
+        if self._stream is None:
+            return cast("IncrementalRun", self._run).add_plain_file(source, progress)
+        if not self._stream.fresh:
             return False
         return parallel.write_forked(self._stream, source, progress)
 

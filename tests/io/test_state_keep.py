@@ -1,0 +1,161 @@
+"""Incremental runs keep the live file of an unchanged shard (``Publisher.keep``), and stage
+a whole plain input in forked processes: both must give what the plain way gives."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from ..drill import BASE, Run, csv_text, kill_at_every_step, only_the_set, staging, which
+
+N, MAX_URLS = 2_000, 600  # 4 shards
+
+
+def _sets() -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    """A, and B: A with a new lastmod on 50 URLs of its last shard only."""
+    a = [(f"{BASE}item/{i}", "2024-01-01") for i in range(N)]
+    b = [(loc, "2024-03-03" if i >= N - 50 else lm) for i, (loc, lm) in enumerate(a)]
+    return a, b
+
+
+def _published(state: Path) -> dict[int, str]:
+    db = sqlite3.connect(state)
+    try:
+        return dict(db.execute("SELECT n, name FROM published"))
+    finally:
+        db.close()
+
+
+def _files(out: Path) -> dict[str, tuple[bytes, int]]:
+    return {p.name: (p.read_bytes(), p.stat().st_mtime_ns) for p in out.iterdir()}
+
+
+def test_unchanged_shards_keep_their_files_and_a_changed_one_is_written(tmp_path: Path) -> None:
+    a, b = _sets()
+    (tmp_path / "a.csv").write_text(csv_text(a))
+    (tmp_path / "b.csv").write_text(csv_text(b))
+    run = Run(tmp_path / "out", MAX_URLS, state=tmp_path / "s.sqlite")
+    assert run.write(tmp_path / "a.csv").returncode == 0
+    shards = [f"sitemap-{n}.xml.gz" for n in (1, 2, 3, 4)]
+    assert _published(tmp_path / "s.sqlite") == dict(enumerate(shards, 1))
+    for name in shards:
+        os.utime(run.out / name, ns=(1_000_000_000, 1_000_000_000))
+    before = _files(run.out)
+    again = run.write(tmp_path / "a.csv")
+    assert "rewritten: nothing" in again.stdout
+    assert _files(run.out) == before  # every file: name, bytes, mtime
+    done = run.write(tmp_path / "b.csv")
+    assert done.returncode == 0, done.stderr
+    after = _files(run.out)
+    for name in shards[:3]:
+        assert after[name] == before[name]
+    (fourth,) = (n for n in after if n.startswith("sitemap-4-"))
+    assert f"rewritten: {fourth}" in done.stdout
+    assert which(run.out, {"A": a, "B": b}) == "B"
+    assert _published(tmp_path / "s.sqlite")[4] == fourth
+    only_the_set(run.out)
+
+
+def test_a_live_file_that_is_not_what_the_state_recorded_is_written_again(
+    tmp_path: Path,
+) -> None:
+    a, _ = _sets()
+    (tmp_path / "a.csv").write_text(csv_text(a))
+    run = Run(tmp_path / "out", MAX_URLS, state=tmp_path / "s.sqlite")
+    assert run.write(tmp_path / "a.csv").returncode == 0
+    spoilt = run.out / "sitemap-2.xml.gz"
+    good = spoilt.read_bytes()
+    spoilt.write_bytes(gzip.compress(gzip.decompress(good).replace(b"item/7", b"item/x")))
+    done = run.write(tmp_path / "a.csv")
+    assert done.returncode == 0, done.stderr
+    # the shard's content is unchanged, so it is not "rewritten", but it is staged and
+    # published under a name of its own: the folder shows A again
+    assert which(run.out, {"A": a}) == "A"
+    only_the_set(run.out)
+
+
+def test_a_kill_at_any_step_then_a_run_of_the_old_input_keeps_no_file_of_the_new(
+    tmp_path: Path,
+) -> None:
+    """Killed after B's index went live but before its state was recorded, the state still
+    says A: a run of A then must not keep B's file of the shard that changed."""
+    a, b = _sets()
+    named = {"A": a, "B": b}
+    src_a, src_b = tmp_path / "a.csv", tmp_path / "b.csv"
+    src_a.write_text(csv_text(a))
+    src_b.write_text(csv_text(b))
+    run = Run(tmp_path / "out", MAX_URLS, state=tmp_path / "s.sqlite")
+    assert run.write(src_a).returncode == 0
+    seen: list[str] = []
+
+    def then_a_and_b(step: int, shown: str) -> None:
+        seen.append(shown)
+        for src, name in ((src_a, "A"), (src_b, "B"), (src_a, "A")):
+            done = run.write(src)
+            assert done.returncode == 0, (step, done.stderr)
+            assert which(run.out, named) == name, step
+            only_the_set(run.out)
+            assert staging(run.out) == []
+
+    kills = kill_at_every_step(run, src_b, named, after=then_a_and_b)
+    assert len(kills) >= 5
+    assert set(seen) == {"A", "B"}  # killed before the index and after it
+    assert which(run.out, named) == "B"
+
+
+def _cli(args: list[str], stdin: Path | None = None) -> subprocess.CompletedProcess[str]:
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = dict(os.environ, PYTHONPATH=str(src))
+    with open(stdin or os.devnull, "rb") as fh:
+        done = subprocess.run(
+            [sys.executable, "-m", "sitemapkit", *args],
+            stdin=fh,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def _url_file(state: Path) -> tuple[bytes, int]:
+    db = sqlite3.connect(state)
+    try:
+        (name,) = db.execute("SELECT value FROM meta WHERE key='urls'").fetchone()
+    finally:
+        db.close()
+    # each line without its change time (the runs' clocks differ), and how many differ
+    lines = (state.parent / name).read_bytes().splitlines()
+    times = [line.rsplit(b"\t", 1)[1] for line in lines]
+    return b"\n".join(line.rsplit(b"\t", 1)[0] for line in lines), len(set(times))
+
+
+def test_a_file_staged_by_forked_processes_is_staged_as_its_lines_would_be(
+    tmp_path: Path,
+) -> None:
+    # over two ranges of lines (the forked path); a repeated loc, one without a lastmod
+    # column value would not be plain, so the second file has a quoted field far in
+    rows = [f"{BASE}p/{i}?a=1&b={i % 7},2024-01-{1 + i % 28:02d}\n" for i in range(40_000)]
+    rows[30_000] = rows[12]  # a repeated loc (the first stays)
+    plain = tmp_path / "plain.csv"
+    plain.write_text("loc,lastmod\n" + "".join(rows))
+    quoted = tmp_path / "quoted.csv"
+    rows[35_000] = f'"{BASE}q/1",2024-02-02\n'
+    quoted.write_text("loc,lastmod\n" + "".join(rows))
+    for k, src in enumerate((plain, quoted, plain)):
+        outs = []
+        for how in ("file", "stdin"):
+            out, state = tmp_path / f"{how}-out", tmp_path / f"{how}.sqlite"
+            args = ["write", "-o", str(out), "--base-url", BASE, "--state", str(state)]
+            done = _cli([*args, str(src)] if how == "file" else [*args, "-"], src)
+            (said,) = (x for x in done.stdout.splitlines() if x.startswith("changes since"))
+            outs.append((_files(out), _url_file(state), said))
+        (files, urls, said), (files2, urls2, said2) = outs
+        assert {n: d for n, (d, _) in files.items()} == {n: d for n, (d, _) in files2.items()}
+        assert urls == urls2, k
+        assert said == said2
