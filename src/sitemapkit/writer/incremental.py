@@ -23,13 +23,12 @@ import functools
 import hashlib
 import itertools
 import operator
-import os
 import re
 from array import array
 from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, cast
+from typing import Final
 from urllib.parse import unquote
 
 from ..core.model import Url
@@ -37,16 +36,14 @@ from ..core.serialize import EntryBlock, url_entry
 from ..core.split import fits
 from ..core.urls import Origin, unescape
 from ..core.w3cdate import written
-from ..errors import InputError, SitemapError
-from ..io import child
-from ..io.child import Child, ChildError
+from ..errors import InputError
 from ..io.files import GZIP_BACKEND, Publisher, ShardFile, file_digest
-from ..io.sources import BLOCK, PlainFile, Progress
-from ..io.state import DUPLICATE, NEWS, NS, OWN, PLACED, StateStore, sort_keys
+from ..io.sources import PlainFile, Progress
+from ..io.state import DUPLICATE, NEWS, NS, OWN, PLACED, StateStore
 from .index import Latest, publish, refuse_many
-from .parallel import _iter_ranges, _NotPlain
 from .result import FileInfo, WriteResult
 from .settings import Settings
+from .stage import Made, stage_plain_file
 
 __all__ = ["IncrementalRun"]
 
@@ -62,10 +59,6 @@ _LATEST: Final = re.compile(rb"</loc><lastmod>([^<]*)</lastmod>")
 _RANGE: Final = 4096  # rows looked at together while shards are assigned
 
 
-_STAGE_LINES: Final = 1 << 14  # input lines a forked process stages at a time
-#: What a forked process makes of a range: the input position of its first URL, the
-#: entry lines, their sizes (``array("I")``), flags and sort keys (see ``stage_made``).
-_StagedRange = tuple[int, bytes, bytes, bytes, bytes]
 _FINGERPRINT: Final = functools.partial(hashlib.blake2b, digest_size=16)
 _hex: Final = operator.methodcaller("hexdigest")
 _OPEN: Final = 32  # shard files written at a time (a deflate state each)
@@ -148,9 +141,7 @@ class IncrementalRun:
         """Record the entry lines of a block of plain rows (the fast path of plain inputs)."""
         self._state.stage(*self._made(block))
 
-    def _made(
-        self, block: EntryBlock
-    ) -> tuple[list[bytes], list[bytes], list[bytes], list[bytes] | None, bytes]:
+    def _made(self, block: EntryBlock) -> Made:
         """What :meth:`StateStore.stage` takes for a block: locs, entry lines,
         fingerprints, content hashes and flags."""
         data = block.data
@@ -169,102 +160,11 @@ class IncrementalRun:
         return locs, entries, fps, contents, flags
 
     def add_plain_file(self, source: PlainFile, progress: Progress | None = None) -> bool:
-        """Stage a whole plain input file in two forked processes, ranges of its lines
-        at a time: there the entry lines, fingerprints and sort keys are made, as
-        :meth:`add_block` makes them (the same staging), here they are staged in order.
-
-        ``False``, nothing staged, when it does not suit (fewer lines than two ranges,
-        a range the formatter does not take, no fork, a process gone, an error): the
-        caller adds the lines.
-        """
-        st = self._state
-        if st.count or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
-            return False
-        try:
-            ranges = list(_iter_ranges(source.path, source.body_start, _STAGE_LINES))
-        except _NotPlain:
-            return False
-        if len(ranges) < 2:  # a small file: not worth two processes
-            return False
-
-        def handle(job: tuple[int, int, int]) -> _StagedRange | None:
-            return self._stage_range(source, *job)
-
-        workers: list[Child] = []
-        try:
-            for _ in range(2):
-                workers.append(Child.fork(handle, name="a staging process"))
-            done = self._drive(workers, ranges, progress)
-        except (ChildError, SitemapError):  # ForkUnsafe, a process gone, an input error
-            done = False
-        finally:
-            child.close_all(workers, grace=10)
-        if not done:
-            st.restart()
-        return done
-
-    def _drive(
-        self, workers: list[Child], ranges: list[tuple[int, int, int]], progress: Progress | None
-    ) -> bool:
-        """Hand the ranges to the workers, stage their results in input order."""
-        st = self._state
-        jobs = iter(enumerate(ranges))
-        busy: dict[Child, int] = {}
-        results: dict[int, _StagedRange] = {}
-        adopted = 0
-
-        def hand(worker: Child) -> None:
-            job = next(jobs, None)
-            if job is not None:
-                worker.send(job[1])
-                busy[worker] = job[0]
-
-        for worker in workers:
-            hand(worker)
-        while busy:
-            for worker in child.ready(list(busy)):
-                k = busy.pop(worker)
-                res = cast("_StagedRange | None", worker.receive())
-                if res is None:
-                    return False
-                results[k] = res
-                hand(worker)
-            while adopted in results:
-                st.stage_made(*results.pop(adopted))
-                adopted += 1
-                if progress:
-                    progress(st.count)
-        return adopted == len(ranges)
-
-    def _stage_range(
-        self, source: PlainFile, start: int, end: int, line: int
-    ) -> _StagedRange | None:
-        """The staging of input bytes ``start:end`` (first line ``line``), made in a
-        forked process; ``None`` if the formatter does not take all of it."""
-        with open(source.path, "rb") as fh:
-            fh.seek(start)
-            data = fh.read(end - start)
-        seq = line - 1
-        entries: list[bytes] = []
-        sizes = array("I")
-        flags: list[bytes] = []
-        keys: list[bytes] = []
-        pos = 0
-        while pos < len(data):
-            if child.cancelled():
-                return None
-            cut = data.find(b"\n", min(len(data), pos + BLOCK)) + 1 or len(data)
-            block = source.formatter.format(data[pos:cut])
-            pos = cut
-            if block is None:
-                return None
-            locs, lines, fps, contents, fl = self._made(block)
-            keys.extend(sort_keys(locs, fps, contents, seq + len(sizes)))
-            entries.extend(lines)
-            sizes.extend(map(len, lines))
-            flags.append(fl)
-        keys.sort()  # sorted runs: the sort of them all (Timsort) then merges them
-        return seq, b"".join(entries), sizes.tobytes(), b"".join(flags), b"".join(keys)
+        """Stage a whole plain input file in two forked processes (:mod:`.stage`): there
+        the entry lines, fingerprints and sort keys are made as :meth:`add_block` makes
+        them, here they are staged in order. ``False``, nothing staged, when it does not
+        suit: the caller adds the lines."""
+        return stage_plain_file(self._state, self._made, source, progress)
 
     def _fits(self, load: _Load, size: int, ns: int, news: int, k: int = 1) -> bool:
         """Whether ``k`` more entries of ``size`` bytes in all fit in a shard of ``load``."""
