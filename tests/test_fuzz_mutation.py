@@ -357,3 +357,22 @@ def test_a_line_of_100000_open_locs_is_validated_once_through(tmp_path: Path) ->
     ] == [("SM004", True)]
     assert all(f.line and f.line >= 1 and f.column for f in report.findings if f.line is not None)
     assert {f.rule for f in report.findings} == {"SM004", "SM103", "SM107", "SM111"}
+
+
+def test_a_lone_surrogate_in_an_attribute_is_read_as_u_fffd_percent_encoded() -> None:
+    """Input 13465 of seed 1: ``&#xD800;`` in an ``xhtml:link`` href. The repair rewrote
+    such references in text only; lxml then failed to decode the attribute."""
+    data = _urlset(
+        "<url><loc>https://www.example.com/a</loc>"
+        '<xhtml:link rel="alternate" hreflang="de" href="https://www.example.com/&#xD800;"/>'
+        "</url>",
+        "<url><loc>https://www.example.com/b</loc></url>",
+    )
+    records = sk.loads(
+        data.replace(b"<urlset ", b'<urlset xmlns:xhtml="http://www.w3.org/1999/xhtml" '),
+        strict=False,
+    )
+    assert [(r.loc, [a.href for a in r.alternates]) for r in records] == [
+        ("https://www.example.com/a", ["https://www.example.com/%EF%BF%BD"]),
+        ("https://www.example.com/b", []),
+    ]

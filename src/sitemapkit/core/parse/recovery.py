@@ -270,22 +270,26 @@ class Repair:
             out.append(b"&#60;")
             return j + 1
         close, prefix, local, rest = m.groups()
+        tag = m.group()
+        if b"&#" in rest and (legal := legal_refs(tag)) != tag:
+            self._fix(buf, j, f"a reference in <{local.decode()}> names no character XML allows")
+            tag = legal
         value = self._value
         if value is None:
             if not close and local in _VALUES and not rest.endswith(b"/"):
                 self._value = local
-            out.append(m.group())
+            out.append(tag)
         elif local == value:
             self._value = None
             if close:
-                out.append(m.group())
+                out.append(tag)
             else:  # <loc>...<loc>: the second one was meant to end the first
                 self._fix(buf, j, f"<{local.decode()}> was read as its end tag")
                 out.append(b"</" + prefix + local + b">")
         elif local in _STRUCTURE:
             if close:
                 self._value = None
-            out.append(m.group())
+            out.append(tag)
         else:
             self._fix(buf, j, "an unescaped '<' was read as text")
             out.append(b"&#60;")
