@@ -49,7 +49,7 @@ except ImportError:  # pragma: no cover - Windows: no locks, the pid in the name
     fcntl = None
 
 _isal: Any
-try:  # optional extra "fast": ISA-L's level 1 deflates ~4x faster than zlib-ng's level 4
+try:  # optional extra "fast": ISA-L's level 2 deflates ~4x faster than zlib-ng's level 4
     from isal import isal_zlib as _isal
 except ImportError:  # pragma: no cover - depends on the environment
     _isal = None
@@ -72,12 +72,15 @@ __all__ = [
     "write_error",
 ]
 
-#: The default deflate: ISA-L level 1 (~11 ms a 50k-URL shard, files ~19 % larger than
-#: zlib level 6), else zlib-ng level 4 (~45 ms, ~5 % larger), else zlib level 6 (~140 ms);
-#: bench/README.md, issue #15. A level given (``gzip_level``) is zlib's scale, 0-9: zlib-ng
-#: (faster than zlib at the same level) or zlib.
-GZIP_BACKEND: Final = "isal" if _isal is not None else "zlib-ng" if _fast_zlib else "zlib"
-_LEVEL: Final = 1 if _isal is not None else 4 if _fast_zlib is not None else 6
+#: The default deflate: ISA-L level 2 (~11 ms a 50k-URL shard of 10.5 MB, files ~18 %
+#: larger than zlib level 6 makes; its level 1 is as fast and 1.6 points larger, level 3
+#: three times slower), else zlib-ng level 4 (~45 ms, ~5 % larger), else zlib level 6
+#: (~140 ms); bench/README.md, issue #15. A level given (``gzip_level``) is zlib's scale,
+#: 0-9: zlib-ng (faster than zlib at the same level) or zlib.
+GZIP_BACKEND: Final = (
+    "isal" if _isal is not None else "zlib-ng" if _fast_zlib is not None else "zlib"
+)
+_LEVEL: Final = 2 if _isal is not None else 4 if _fast_zlib is not None else 6
 
 
 def gzip_compressobj(level: int | None = None) -> Any:
