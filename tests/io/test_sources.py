@@ -368,6 +368,21 @@ def test_forked_shard_writing_is_byte_identical(
     assert len(forked) == 5  # 4 shards (one duplicate dropped from shard 3) + index
 
 
+@pytest.mark.parametrize("scan", [777, 4096])
+def test_forked_shards_are_cut_right_however_the_main_process_reads_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scan: int
+) -> None:
+    # the ranges are found reading a buffer at a time: cuts fall inside a buffer, on its
+    # last byte, several in one (1 MiB, the default, holds the whole file here)
+    monkeypatch.setattr(forked_path, "_SCAN", scan)
+    text = _big_csv(3_500)
+    calls = _spy_forked(monkeypatch)
+    forked = _outputs(tmp_path, text, "a.csv")
+    assert calls == [True]
+    assert forked == _outputs(tmp_path, text, "b.csv", parallel_min=SEQUENTIAL)
+    assert len(forked) == 5
+
+
 def test_a_dying_shard_writer_hands_the_input_to_the_sequential_path(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

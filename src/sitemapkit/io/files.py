@@ -48,8 +48,13 @@ try:  # POSIX: locks that end with the process that holds them
 except ImportError:  # pragma: no cover - Windows: no locks, the pid in the name decides
     fcntl = None
 
+_isal: Any
+try:  # optional extra "fast": ISA-L's level 2 deflates ~4x faster than zlib-ng's level 4
+    from isal import isal_zlib as _isal
+except ImportError:  # pragma: no cover - depends on the environment
+    _isal = None
 _fast_zlib: Any
-try:  # optional extra "fast": zlib-ng deflates several times faster than zlib
+try:  # optional extra "fast": zlib-ng deflates several times faster than zlib, any level
     from zlib_ng import zlib_ng as _fast_zlib
 except ImportError:  # pragma: no cover - depends on the environment
     _fast_zlib = None
@@ -68,16 +73,24 @@ __all__ = [
     "write_error",
 ]
 
-#: zlib-ng level 4 makes files within ~5 % of zlib level 6 at ~8x its speed
-#: (bench/ figures); stdlib zlib stays at its default level 6.
-GZIP_BACKEND: Final = "zlib-ng" if _fast_zlib is not None else "zlib"
-_LEVEL: Final = 4 if _fast_zlib is not None else 6
+#: The default deflate: ISA-L level 2 (~11 ms a 50k-URL shard of 10.5 MB, files ~18 %
+#: larger than zlib level 6 makes; its level 1 is as fast and 1.6 points larger, level 3
+#: three times slower), else zlib-ng level 4 (~45 ms, ~5 % larger), else zlib level 6
+#: (~140 ms); bench/README.md, issue #15. A level given (``gzip_level``) is zlib's scale,
+#: 0-9: zlib-ng (faster than zlib at the same level) or zlib.
+GZIP_BACKEND: Final = (
+    "isal" if _isal is not None else "zlib-ng" if _fast_zlib is not None else "zlib"
+)
+_LEVEL: Final = 2 if _isal is not None else 4 if _fast_zlib is not None else 6
 
 
 def gzip_compressobj(level: int | None = None) -> Any:
     """A deflate object producing a gzip member with mtime 0 and no file name (reproducible)."""
-    lib: Any = _fast_zlib if _fast_zlib is not None else zlib
-    return lib.compressobj(_LEVEL if level is None else level, zlib.DEFLATED, 31)
+    if level is None:
+        lib: Any = _isal if _isal is not None else _fast_zlib if _fast_zlib is not None else zlib
+        return lib.compressobj(_LEVEL, zlib.DEFLATED, 31)
+    lib = _fast_zlib if _fast_zlib is not None else zlib
+    return lib.compressobj(level, zlib.DEFLATED, 31)
 
 
 class Worker:
@@ -168,12 +181,17 @@ class ShardFile:
         except OSError as exc:
             raise write_error(exc, self.path) from exc
 
-    def close(self) -> None:
+    def close(self, *, sync: bool = False) -> None:
+        """Finish the file; ``sync``: flush it to the disk too (the publish's fsync is then
+        quick, which a forked shard writer uses to take that wait off the main process)."""
         self._own()
         assert self._fh is not None
         try:
             if self._z is not None:
                 self._fh.write(self._z.flush())
+            if sync:
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
             self._fh.close()
         except OSError as exc:
             raise write_error(exc, self.path) from exc

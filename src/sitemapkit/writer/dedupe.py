@@ -26,6 +26,7 @@ from .settings import Settings
 __all__ = ["HashRuns", "drop_duplicates", "hash_run"]
 
 _RUN: Final = 1 << 16  # hashes per spilled run (512 KiB on disk)
+_WHOLE: Final = 16 << 20  # a hash file up to this size (2 Mi URLs) is read whole at the end
 # Spilled hashes are floats: 53 bits are plenty to find candidates (each one is then
 # checked by string), and a list of floats sorts about twice as fast as one of ints.
 _BOUNDS: Final = [float(-(1 << 63) + k * (1 << 58)) for k in range(1, 64)]  # 64 buckets
@@ -109,11 +110,19 @@ class HashRuns:
         # floats are (no NaN, no -0.0 among them): a set of ints is built faster.
         repeated: set[int] = set()
         with open(self._path(), "rb") as fh:
+            # up to _WHOLE bytes of hashes are read at once, not a bucket of a run at a time
+            # (64 reads a run); beyond that, memory stays one bucket of every run
+            end = max(offset + 8 * cuts[-1] for offset, cuts in self._runs)
+            whole = memoryview(fh.read()) if end <= _WHOLE else None
             for b in range(len(_BOUNDS) + 1):
                 part = array("q")
                 for offset, cuts in self._runs:
                     lo, hi = cuts[b], cuts[b + 1]
-                    if hi > lo:
+                    if hi <= lo:
+                        continue
+                    if whole is not None:
+                        part.frombytes(whole[offset + 8 * lo : offset + 8 * hi])
+                    else:
                         fh.seek(offset + 8 * lo)
                         part.frombytes(fh.read(8 * (hi - lo)))
                 # a set finds out whether the bucket repeats a hash, faster than sorting it

@@ -45,6 +45,8 @@ __all__ = ["write_forked"]
 
 #: Results that may wait for an earlier shard to be adopted (each holds a hash run).
 _AHEAD: Final = 4
+#: Bytes the main process reads at a time to find the ranges.
+_SCAN: Final = 1 << 20
 
 
 class _NotPlain(Exception):
@@ -91,35 +93,37 @@ def _iter_ranges(path: str, body_start: int, per_shard: int) -> Iterator[tuple[i
     """Byte ranges of ``per_shard`` lines each after ``body_start``, with first line numbers.
 
     Raises :class:`_NotPlain` when the file does not end with a newline. Reads the file
-    once, a MiB at a time (not mmap: mapped pages would count as resident memory), and
-    only counts newlines: whether a range can be cut there (no quotes, CR or blank
-    lines) is checked by the worker that writes it (:func:`write_range`).
+    once, a MiB at a time into one buffer (not mmap: mapped pages would count as resident
+    memory; a new bytes object a read would cost a page fault every 4 KiB), and only
+    counts newlines: whether a range can be cut there (no quotes, CR or blank lines) is
+    checked by the worker that writes it (:func:`write_range`).
     """
     start = body_start
     need = per_shard
     line = 1
-    prev = b"\n"
-    with open(path, "rb") as fh:
+    last = 10  # the byte before the body: a header line's newline
+    buf = bytearray(_SCAN)
+    with open(path, "rb", buffering=0) as fh:
         fh.seek(body_start)
         offset = body_start
-        while chunk := fh.read(1 << 20):
-            c = chunk.count(b"\n")
+        while size := fh.readinto(buf):
+            c = buf.count(b"\n", 0, size)
             if c < need:
                 need -= c
             else:
                 pos = 0
                 while c >= need:
                     # the need-th newline from pos, found in C
-                    pos = len(chunk) - len(chunk[pos:].split(b"\n", need)[need])
+                    pos = size - len(buf[pos:size].split(b"\n", need)[need])
                     yield start, offset + pos, line
                     start = offset + pos
                     line += per_shard
                     c -= need
                     need = per_shard
                 need -= c
-            prev = chunk[-1:]
-            offset += len(chunk)
-    if prev != b"\n" or offset <= body_start:
+            last = buf[size - 1]
+            offset += size
+    if last != 10 or offset <= body_start:
         raise _NotPlain
     if start != offset:
         yield start, offset, line
@@ -211,7 +215,7 @@ def write_range(ctx: Context, job: Job) -> Outcome:
         count += len(entries)
         line += len(entries)
     out.write(ctx.s.footer)
-    out.close()
+    out.close(sync=True)  # here, beside the other worker's work, not in the publish
     tail = len(ctx.s.footer)
     size = out.raw_bytes - len(head) - tail
     if not fits(ctx.s.limits, count=count, size=size, news=0, head=len(head), tail=tail):

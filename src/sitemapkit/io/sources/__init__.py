@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, BinaryIO, Final, cast
 
 from ...errors import InputError
 from ..files import open_input
-from ..target import local_child
 from .jsonl import write_jsonl
 from .record import CSV_COLUMNS, error_at
 from .sink import Input, PlainFile, Progress, Sink
@@ -159,6 +158,8 @@ def write_inputs(
                 if skipped:
                     notes.append(f"{where}: {skipped} records of another kind than 'url' skipped")
             else:
+                from ..target import local_child  # robots and rules: only for an index
+
                 children = write_xml(writer, src)
                 found = [None if name == "-" else local_child(name, c) for c in children]
                 queue.extendleft(reversed([f for f in found if f is not None]))

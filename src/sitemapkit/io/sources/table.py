@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import codecs
 import csv
-import difflib
 import io
 import itertools
 from collections.abc import Callable, Iterable
@@ -159,6 +158,8 @@ def _columns(head_line: str, where: str, strict: bool) -> tuple[str, Columns, li
 
 
 def _unknown(name: str, where: str) -> InputError:
+    import difflib  # only for this message: a plain write starts without it
+
     near = difflib.get_close_matches(name.strip().lower(), CSV_COLUMNS, n=1)
     hint = f"did you mean {near[0]!r}? " if near else ""
     return InputError(
