@@ -349,10 +349,10 @@ def entry_spans(
     depth, ordinal, start, loc_at = 0, -1, -1, -1
     has_loc = False
     for m in _TOKEN.finditer(data, _xml_start(data)):
-        name = m.group(2)
+        end, name, attrs = m.groups()
         if name is None:
             continue
-        if m.group(1):  # an end tag
+        if end:  # an end tag
             depth -= 1
             if depth == 1 and start >= 0:
                 if has_loc:
@@ -364,13 +364,14 @@ def entry_spans(
                         break
                 start = -1
             continue
-        local = name.rpartition(b":")[2]
-        if depth == 1 and local == entry_name:
-            start, has_loc = m.start(), False
-        elif depth == 2 and start >= 0 and not has_loc and local == b"loc":
-            has_loc, loc_at = True, m.start()
-            ordinal += 1
-        if not m.group(3).endswith(b"/"):
+        if depth < 3:  # an entry or its child: the tags further down only nest
+            local = name.rpartition(b":")[2]
+            if depth == 1 and local == entry_name:
+                start, has_loc = m.start(), False
+            elif depth == 2 and start >= 0 and not has_loc and local == b"loc":
+                has_loc, loc_at = True, m.start()
+                ordinal += 1
+        if not attrs.endswith(b"/"):
             depth += 1
         elif depth == 1:  # <url/>: no loc, no ordinal
             start = -1
