@@ -9,8 +9,9 @@ plain, and a whole tree.
 2. The non-plain set of issue #15: 200,000 URLs in 4 files, every URL with an image,
    hreflang alternates on a tenth; ``read`` of the 4 files against ``validate`` of them,
    alternated run by run; wall and CPU time (the process and its children: the tree
-   process) and peak RSS. ``--other BIN`` validates with a second build beside it (e.g. a
-   worktree of the commit before), in the same alternation.
+   process; and the main process's alone, the reader's) and peak RSS. ``--other BIN``
+   validates with a second build beside it (e.g. a worktree of the commit before), in the
+   same alternation.
 3. Writes ``--urls`` URLs as gzipped shards and an index, serves them on 127.0.0.1 and runs
    ``sitemapkit validate http://127.0.0.1:PORT/sitemap.xml`` on the tree; prints wall time
    and peak RSS (the largest of the processes, as ``time -v`` reports it).
@@ -73,15 +74,38 @@ def _nonplain(path: Path, n: int) -> None:
             )
 
 
-def _timed(args: list[str]) -> tuple[float, float, int]:
+#: Runs ``sitemapkit ARGS`` as its console script does, and writes the CPU seconds of this
+#: process alone (not the children it waited for: the tree process) to the file $CPU_TO.
+_OWN_CPU = """import atexit, os, resource, sys
+def own():
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    with open(os.environ["CPU_TO"], "w") as fh:
+        fh.write(str(u.ru_utime + u.ru_stime))
+atexit.register(own)
+from sitemapkit.cli.main import main
+sys.argv[0] = "sitemapkit"
+main()
+"""
+
+
+def _timed(args: list[str]) -> tuple[float, float, int, float]:
     """Wall seconds, CPU seconds and peak RSS (KiB, the largest process) of one run: the
-    process and the children it waited for (the tree process), as ``wait4`` tells."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, _, usage = os.wait4(proc.pid, 0)
-    proc.returncode = 0  # reaped here
-    wall = time.perf_counter() - started
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
+    process and the children it waited for (the tree process), as ``wait4`` tells; and the
+    CPU seconds of the main process alone (the reader's)."""
+    python = Path(args[0]).parent / "python"  # the console script's own interpreter
+    with tempfile.NamedTemporaryFile("r") as own:
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            [str(python), "-c", _OWN_CPU, *args[1:]],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "CPU_TO": own.name},
+        )
+        _, _, usage = os.wait4(proc.pid, 0)
+        proc.returncode = 0  # reaped here
+        wall = time.perf_counter() - started
+        main = float(own.read() or "nan")
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, main
 
 
 def nonplain_set(root: Path, runs: int, other: str | None) -> None:
@@ -99,20 +123,27 @@ def nonplain_set(root: Path, runs: int, other: str | None) -> None:
     cases["validate"] = [str(BIN), "validate", *files, "--format", "json"]
     if other is not None:
         cases["other"] = [other, "validate", *files, "--format", "json"]
-    got: dict[str, list[tuple[float, float, int]]] = {k: [] for k in cases}
+    got: dict[str, list[tuple[float, float, int, float]]] = {k: [] for k in cases}
+    loads = [os.getloadavg()[0]]
     for _ in range(runs):
         for name, args in cases.items():
             got[name].append(_timed(args))
-    load = os.getloadavg()[0]
-    read = statistics.median(w for w, _, _ in got["read"])
+        loads.append(os.getloadavg()[0])
+    read = statistics.median(w for w, _, _, _ in got["read"])
+    read_cpu = statistics.median(c for _, c, _, _ in got["read"])
     for name, results in got.items():
-        wall = statistics.median(w for w, _, _ in results)
-        cpu = statistics.median(c for _, c, _ in results)
+        wall = statistics.median(w for w, _, _, _ in results)
+        cpu = statistics.median(c for _, c, _, _ in results)
+        main = statistics.median(m for _, _, _, m in results)
+        # the children's CPU (the tree process): each run's whole less its main process's
+        tree = statistics.median(c - m for _, c, _, m in results)
         ratios = [v[0] / r[0] for v, r in zip(results, got["read"], strict=True)]
         print(
             f"non-plain 200k set (4 files), {name}: wall {wall:.2f} s ({wall / read:.2f}x read; "
-            f"per run {statistics.median(ratios):.2f}x), CPU {cpu:.2f} s, "
-            f"peak RSS {max(r for _, _, r in results) // 1024} MiB (load {load:.1f})"
+            f"per run {statistics.median(ratios):.2f}x), CPU {cpu:.2f} s (main process "
+            f"{main:.2f} s = {main / read_cpu:.2f}x read's CPU, children {tree:.2f} s), "
+            f"peak RSS {max(r for _, _, r, _ in results) // 1024} MiB "
+            f"(load {min(loads):.1f}-{max(loads):.1f})"
         )
 
 

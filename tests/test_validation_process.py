@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,21 @@ def _mixed(n: int) -> bytes:
     ).encode()
 
 
+def _scans(monkeypatch: pytest.MonkeyPatch, what: Callable[[Scan], int]) -> list[int]:
+    """``what`` of each Scan the tree process returns from now on, in order (the real
+    process runs; only its answers are looked at)."""
+    seen: list[int] = []
+    real = TreeProcess.run
+
+    def run(self: TreeProcess, plain: bytes, where: str, ctx: Context) -> Scan:
+        scan = real(self, plain, where, ctx)
+        seen.append(what(scan))
+        return scan
+
+    monkeypatch.setattr(TreeProcess, "run", run)
+    return seen
+
+
 @pytest.mark.parametrize("pieces", [False, True])
 def test_the_tree_process_beside_the_reader_gives_the_serial_findings_in_order(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pieces: bool
@@ -94,15 +110,7 @@ def test_the_tree_process_beside_the_reader_gives_the_serial_findings_in_order(
 
     path = tmp_path / "sitemap.xml"
     path.write_bytes(_mixed(300))
-    spans: list[int] = []
-    real = TreeProcess.run
-
-    def run(self: TreeProcess, plain: bytes, where: str, ctx: Context) -> Scan:
-        scan = real(self, plain, where, ctx)
-        spans.append(len(scan.spans or ()))
-        return scan
-
-    monkeypatch.setattr(TreeProcess, "run", run)
+    spans = _scans(monkeypatch, lambda scan: len(scan.spans or ()))
     split = {"pieces_from": 0, "piece": 7} if pieces else {}
     url = "https://example.com/sitemap.xml"
     now = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
@@ -114,3 +122,64 @@ def test_the_tree_process_beside_the_reader_gives_the_serial_findings_in_order(
     rules = {f.rule for f in serial.findings}
     assert {"IMG603", "SM304", "HRE905"} <= rules, rules
     assert all(f.column is not None for f in serial.findings if f.line is not None)
+
+
+def test_the_loc_offsets_found_with_the_spans_place_each_entry_where_its_tags_do() -> None:
+    from array import array
+
+    from sitemapkit.lint.checks.position import Locator, entry_spans
+
+    data = _mixed(300)
+    locs: array[int] = array("q")
+    spans = entry_spans(data, "urlset", locs=locs)
+    assert len(locs) == len(spans) // 2 == 300
+    wanted = [(n, None) for n in range(300)]
+    by_tags = Locator(data, "urlset", spans=spans).positions(wanted)
+    by_offsets = Locator(data, "urlset", spans=spans, locs=locs).positions(wanted)
+    assert by_offsets == by_tags and len(by_tags) == 300
+    assert all(data.startswith(b"<loc>", at) for at in locs)
+
+
+def _cluster_set(folder: Path) -> list[Path]:
+    """Three non-plain files whose hreflang clusters cross the files (some return links
+    missing: set findings placed on an entry's <loc> in another file) and repeat locs."""
+    paths = []
+    for k in range(3):
+        doc = _mixed(200 + 40 * k).decode()
+        # file k's alternates name file k+1's pages, and every file lists p0..p199 again
+        doc = doc.replace(
+            'hreflang="de" href="https://example.com/p',
+            f'hreflang="de" href="https://example.com/f{(k + 1) % 3}/p',
+        )
+        doc = doc.replace("<loc>https://example.com/p1", f"<loc>https://example.com/f{k}/p1")
+        path = folder / f"sitemap-{k + 1}.xml"
+        path.write_text(doc)
+        paths.append(path)
+    return paths
+
+
+def test_a_non_plain_set_validated_beside_the_tree_process_gives_the_serial_report(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sitemapkit import validate
+    from sitemapkit.validation import Tuning
+
+    paths = _cluster_set(tmp_path)
+    runs = _scans(monkeypatch, lambda scan: len(scan.locs or ()))
+    now = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
+    parallel = validate(paths, now=now, excerpts=True, tuning=Tuning(remote_from=0))
+    assert runs == [200, 240, 280]  # each file's pass ran there, with its entries' locs
+    serial = validate(paths, now=now, excerpts=True, tuning=Tuning(remote_from=1 << 40))
+    assert len(runs) == 3
+    assert parallel.findings == serial.findings  # every field, in the same order
+    assert (parallel.notes, parallel.files, parallel.entries, parallel.omitted) == (
+        serial.notes,
+        serial.files,
+        serial.entries,
+        serial.omitted,
+    )
+    assert parallel.excerpts == serial.excerpts
+    rules = {f.rule for f in serial.findings}
+    assert {"IMG603", "SM304", "HRE905"} <= rules, rules
+    across = [f for f in serial.findings if f.rule.startswith("HRE") and f.column is not None]
+    assert {f.where for f in across} >= {str(p) for p in paths[1:]}, across

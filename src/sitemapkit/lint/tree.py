@@ -124,6 +124,8 @@ class Scan:
     #: The entries' byte spans (``lint.checks.position.entry_spans``), when the pass ran
     #: in another process, which finds them while the reader reads.
     spans: Sequence[int] | None = None
+    #: Where those entries' ``<loc>`` start, found with them.
+    locs: Sequence[int] | None = None
 
 
 def place(f: Finding) -> Place:

@@ -478,7 +478,7 @@ class Validator:
         lines = {key: line for key, (line, _) in places.items()}
         queries = [*fc.pending, *p.checked]
         ordinals = [places.get((q.loc, q.occurrence), (0, -1))[1] for q in queries]
-        locator = Locator(p.plain, kind, plain=scan.plain, spans=scan.spans)
+        locator = Locator(p.plain, kind, plain=scan.plain, spans=scan.spans, locs=scan.locs)
         linked = [
             places[a.loc, a.occurrence][1] for a in fc.alternates if (a.loc, a.occurrence) in places
         ]

@@ -8,8 +8,8 @@ time: its uncompressed bytes travel as a raw frame beside ``(where, ctx, limits)
 :class:`~sitemapkit.io.child.Bulk`, no pickled copy of a large document); its findings
 and entry anchors (never a tree) come back, with the entries' byte spans, found here
 while the reader reads, so that placing findings and alternates there reads only their
-entries' tags. On any of :data:`FAILURES` the caller goes on with the pass in its own
-process.
+entries' tags (and an entry's ``<loc>``, found with its span, none). On any of
+:data:`FAILURES` the caller goes on with the pass in its own process.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+from array import array
 from typing import Final, cast
 
 from ..io.child import Bulk, Child, ChildError, serve
@@ -68,7 +69,8 @@ def _pass(request: object) -> Scan:  # pragma: no cover - runs in the tree proce
     if scan.kind in ("urlset", "sitemapindex") and not scan.plain:
         # the reader's process would read every tag again to place a finding or an
         # alternate (seconds for a large document); here it runs beside the reader
-        scan.spans = entry_spans(request.data, scan.kind)
+        scan.locs = array("q")
+        scan.spans = entry_spans(request.data, scan.kind, locs=scan.locs)
     return scan
 
 

@@ -244,11 +244,15 @@ class Locator:
         *,
         plain: bool = False,
         spans: Sequence[int] | None = None,
+        locs: Sequence[int] | None = None,
     ) -> None:
         self.data, self.kind, self.plain = data, kind, plain
         #: The entries' byte spans (:func:`entry_spans`), when another process found them
         #: while this one read the document: then no tags are read but the wanted entries'.
         self.given = spans
+        #: Where each of those entries' ``<loc>`` starts (``entry_spans(locs=...)``): an
+        #: entry's ``<loc>`` is then placed without reading its tags.
+        self.locs = locs
 
     def place(self, wanted: Iterable[tuple[int, str | None]]) -> dict[tuple[int, str | None], int]:
         """Byte offsets of ``(entry ordinal, element path)``: the element's start tag (or
@@ -260,8 +264,11 @@ class Locator:
         ordinals = {o for o, _ in keys}
         out: dict[tuple[int, str | None], int] = {}
         spans = self.spans(ordinals) if self.plain else {}
-        data, rest = self.data, []
+        data, rest, locs = self.data, [], self.locs
         for ordinal, path in keys:
+            if path is None and locs is not None and ordinal < len(locs):
+                out[ordinal, path] = locs[ordinal]
+                continue
             span, name = spans.get(ordinal), _simple(path)
             if span is not None and name is not None:  # a plain entry: one of each child
                 at = data.find(b"<" + name + b">", *span)
@@ -323,10 +330,14 @@ class Locator:
         }
 
 
-def entry_spans(data: bytes, kind: str | None, last: int = -1) -> array[int]:
+def entry_spans(
+    data: bytes, kind: str | None, last: int = -1, locs: array[int] | None = None
+) -> array[int]:
     """The byte spans of the entries that have a ``<loc>``, flat: ``start, end`` of the
     entry of ordinal ``n`` at ``2n`` and ``2n + 1`` (from its start tag to the end of its
     end tag, so that :func:`_tags` reads its tags); up to ordinal ``last`` (-1: all).
+    ``locs``, when given, gets the offset of each of those entries' first ``<loc>`` (where
+    :class:`Locator` places the entry), at ``n``.
 
     The tags are read from the start of the XML, as the reader nests them: a ``<loc>``
     two levels down starts an entry's ordinal (its first one), comments, CDATA, PIs and
@@ -335,29 +346,32 @@ def entry_spans(data: bytes, kind: str | None, last: int = -1) -> array[int]:
     """
     entry_name = b"url" if kind == "urlset" else b"sitemap"
     out = array("q")
-    depth, ordinal, start = 0, -1, -1
+    depth, ordinal, start, loc_at = 0, -1, -1, -1
     has_loc = False
     for m in _TOKEN.finditer(data, _xml_start(data)):
-        name = m.group(2)
+        end, name, attrs = m.groups()
         if name is None:
             continue
-        if m.group(1):  # an end tag
+        if end:  # an end tag
             depth -= 1
             if depth == 1 and start >= 0:
                 if has_loc:
                     out.append(start)
                     out.append(m.end())
+                    if locs is not None:
+                        locs.append(loc_at)
                     if ordinal == last:
                         break
                 start = -1
             continue
-        local = name.rpartition(b":")[2]
-        if depth == 1 and local == entry_name:
-            start, has_loc = m.start(), False
-        elif depth == 2 and start >= 0 and not has_loc and local == b"loc":
-            has_loc = True
-            ordinal += 1
-        if not m.group(3).endswith(b"/"):
+        if depth < 3:  # an entry or its child: the tags further down only nest
+            local = name.rpartition(b":")[2]
+            if depth == 1 and local == entry_name:
+                start, has_loc = m.start(), False
+            elif depth == 2 and start >= 0 and not has_loc and local == b"loc":
+                has_loc, loc_at = True, m.start()
+                ordinal += 1
+        if not attrs.endswith(b"/"):
             depth += 1
         elif depth == 1:  # <url/>: no loc, no ordinal
             start = -1
