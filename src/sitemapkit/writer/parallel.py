@@ -41,7 +41,7 @@ from .index import Latest
 from .settings import Settings
 from .stream import StreamRun
 
-__all__ = ["write_forked"]
+__all__ = ["NotPlain", "iter_ranges", "write_forked"]
 
 #: Results that may wait for an earlier shard to be adopted (each holds a hash run).
 _AHEAD: Final = 4
@@ -49,8 +49,8 @@ _AHEAD: Final = 4
 _SCAN: Final = 1 << 20
 
 
-class _NotPlain(Exception):
-    """The input cannot be cut at newlines into shards (see :func:`_iter_ranges`)."""
+class NotPlain(Exception):
+    """The input cannot be cut at newlines into shards (see :func:`iter_ranges`)."""
 
 
 class _WorkerDied(Exception):
@@ -89,10 +89,10 @@ class Context:
     source: PlainFile
 
 
-def _iter_ranges(path: str, body_start: int, per_shard: int) -> Iterator[tuple[int, int, int]]:
+def iter_ranges(path: str, body_start: int, per_shard: int) -> Iterator[tuple[int, int, int]]:
     """Byte ranges of ``per_shard`` lines each after ``body_start``, with first line numbers.
 
-    Raises :class:`_NotPlain` when the file does not end with a newline. Reads the file
+    Raises :class:`NotPlain` when the file does not end with a newline. Reads the file
     once, a MiB at a time into one buffer (not mmap: mapped pages would count as resident
     memory; a new bytes object a read would cost a page fault every 4 KiB), and only
     counts newlines: whether a range can be cut there (no quotes, CR or blank lines) is
@@ -124,7 +124,7 @@ def _iter_ranges(path: str, body_start: int, per_shard: int) -> Iterator[tuple[i
             last = buf[size - 1]
             offset += size
     if last != 10 or offset <= body_start:
-        raise _NotPlain
+        raise NotPlain
     if start != offset:
         yield start, offset, line
 
@@ -279,7 +279,7 @@ class _Forked:
         self.run = run
         self.source = source
         self.progress = progress
-        self.ranges = _iter_ranges(source.path, source.body_start, run.s.limits.urls)
+        self.ranges = iter_ranges(source.path, source.body_start, run.s.limits.urls)
         self.planned: deque[tuple[int, int, int]] = deque()
         self.exhausted = False
         self.jobs: list[Job] = []
@@ -315,7 +315,7 @@ class _Forked:
 
     def take(self, k: int, res: Outcome) -> None:
         if not isinstance(res, Done):  # too-big, not-plain
-            raise _NotPlain
+            raise NotPlain
         self.results[k] = res
         # Shards are adopted in order as they come in, so that their hash runs go to
         # disk at once (10M URLs hold 80 MB of them).
@@ -332,7 +332,7 @@ class _Forked:
         for worker in pool.children:
             self.hand(pool, worker)
         if len(self.jobs) < 2:
-            raise _NotPlain
+            raise NotPlain
         while self.busy:
             # while the workers are busy, the ranges ahead are found
             ready = pool.ready(list(self.busy), block=self.exhausted)
@@ -358,7 +358,7 @@ def write_forked(run: StreamRun, source: PlainFile, progress: Progress | None) -
         return False
     try:
         forked.drive(pool)
-    except (_NotPlain, _WorkerDied):
+    except (NotPlain, _WorkerDied):
         pool.end()
         run.drop_adopted()
         for job in forked.jobs:

@@ -20,8 +20,7 @@ from ..io import child
 from ..io.child import Child, ChildError
 from ..io.sources import BLOCK, PlainFile, Progress
 from ..io.state import StateStore, sort_keys
-from .parallel import _iter_ranges as iter_ranges  # public once writer.parallel says so
-from .parallel import _NotPlain as NotPlain
+from .parallel import NotPlain, iter_ranges
 
 __all__ = ["Made", "stage_plain_file"]
 
