@@ -48,11 +48,6 @@ try:  # POSIX: locks that end with the process that holds them
 except ImportError:  # pragma: no cover - Windows: no locks, the pid in the name decides
     fcntl = None
 
-_isal: Any
-try:  # optional extra "fast": ISA-L's level 2 deflates ~4x faster than zlib-ng's level 4
-    from isal import isal_zlib as _isal
-except ImportError:  # pragma: no cover - depends on the environment
-    _isal = None
 _fast_zlib: Any
 try:  # optional extra "fast": zlib-ng deflates several times faster than zlib, any level
     from zlib_ng import zlib_ng as _fast_zlib
@@ -73,24 +68,18 @@ __all__ = [
     "write_error",
 ]
 
-#: The default deflate: ISA-L level 2 (~11 ms a 50k-URL shard of 10.5 MB, files ~18 %
-#: larger than zlib level 6 makes; its level 1 is as fast and 1.6 points larger, level 3
-#: three times slower), else zlib-ng level 4 (~45 ms, ~5 % larger), else zlib level 6
-#: (~140 ms); bench/README.md, issue #15. A level given (``gzip_level``) is zlib's scale,
-#: 0-9: zlib-ng (faster than zlib at the same level) or zlib.
-GZIP_BACKEND: Final = (
-    "isal" if _isal is not None else "zlib-ng" if _fast_zlib is not None else "zlib"
-)
-_LEVEL: Final = 2 if _isal is not None else 4 if _fast_zlib is not None else 6
+#: The default deflate: zlib-ng level 4 (~45 ms a 50k-URL shard of 10.5 MB, files ~4 %
+#: larger than zlib level 6 makes, ~140 ms), else zlib level 6. ISA-L level 2 deflates in
+#: ~11 ms but writes files ~17 % larger: not the default (bench/README.md, issue #15).
+#: A level given (``gzip_level``) is zlib's scale, 0-9.
+GZIP_BACKEND: Final = "zlib-ng" if _fast_zlib is not None else "zlib"
+_LEVEL: Final = 4 if _fast_zlib is not None else 6
 
 
 def gzip_compressobj(level: int | None = None) -> Any:
     """A deflate object producing a gzip member with mtime 0 and no file name (reproducible)."""
-    if level is None:
-        lib: Any = _isal if _isal is not None else _fast_zlib if _fast_zlib is not None else zlib
-        return lib.compressobj(_LEVEL, zlib.DEFLATED, 31)
-    lib = _fast_zlib if _fast_zlib is not None else zlib
-    return lib.compressobj(level, zlib.DEFLATED, 31)
+    lib: Any = _fast_zlib if _fast_zlib is not None else zlib
+    return lib.compressobj(_LEVEL if level is None else level, zlib.DEFLATED, 31)
 
 
 class Worker:
