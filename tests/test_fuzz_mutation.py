@@ -23,6 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import sitemapkit as sk
+from sitemapkit.core.parse import SitemapParser
 from sitemapkit.core.parse.recovery import legal_refs
 from sitemapkit.core.robots import parse_robots
 from sitemapkit.core.urls import iri_to_uri
@@ -376,3 +377,32 @@ def test_a_lone_surrogate_in_an_attribute_is_read_as_u_fffd_percent_encoded() ->
         ("https://www.example.com/a", ["https://www.example.com/%EF%BF%BD"]),
         ("https://www.example.com/b", []),
     ]
+
+
+def _bad_bytes_parse(data: bytes, pieces: int) -> tuple[list[str], list[tuple], dict[str, int]]:
+    parser = SitemapParser(source="s.xml", max_findings=50)
+    step = -(-len(data) // pieces)
+    records = []
+    for at in range(0, len(data), step):
+        records += parser.feed(data[at : at + step])
+    records += parser.close()
+    found = [(f.rule, f.line, f.column) for f in parser.findings]
+    return [r.loc for r in records], found, parser.unlisted
+
+
+def test_bytes_that_are_not_utf8_past_the_cap_are_counted_the_same_whole_or_split() -> None:
+    """Input 41841 of seed 1 (a corrupt gzip of a CDATA document): 316,800 bytes that are
+    not UTF-8 each made a finding's message, listed or not (~13 us a byte, minutes at
+    50 MiB: bench/fuzz.py's slow list). Past the cap they are now counted in one step; what
+    is listed, read and counted is the same, whole or split."""
+    data = (
+        f'{DECL}<urlset xmlns="{SM}">\n<url><loc>https://www.example.com/a'.encode()
+        + b"\xff" * 300_000
+        + b"</loc></url>\n<url><loc>https://www.example.com/b</loc></url>\n</urlset>\n"
+    )
+    whole = _bad_bytes_parse(data, 1)
+    assert whole == _bad_bytes_parse(data, 7)
+    locs, found, unlisted = whole
+    assert locs == ["https://www.example.com/b"]  # the other loc is too long (SM203)
+    assert [r for r, _, _ in found].count("SM001") == 50 + 1  # the last one: how many more
+    assert unlisted == {"SM001": 300_000 - 50}

@@ -120,9 +120,16 @@ class Utf8Repair(Reader):
             self._advance(text)
             self._inner.feed(data)
             return
+        findings = self._doc.findings
         done = 0
         escape = ""
         for m in _ESCAPED.finditer(text):
+            if findings.full("SM001"):  # past the cap: the rest counted, not each reported
+                rest = text[done:]
+                findings.count("SM001", len(_ESCAPED.findall(rest)), lost=True)
+                self._inner.feed((escape + percent_escaped(rest)).encode("utf-8"))
+                self._advance(rest)
+                return
             at = m.start()
             before = text[done:at]
             if escape or before:

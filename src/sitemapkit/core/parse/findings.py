@@ -79,10 +79,8 @@ class Findings:
         the reader dropped something (an entry, a value, the rest of the document) and is
         by default whether that severity is an error. When reading (not strict), the
         finding is an error exactly when something was lost."""
-        sev = severity or catalogue_severity(rule)
+        sev = self._severity(rule, severity, lost)
         settings = self.settings
-        if settings.purpose == "read" and not settings.strict and lost is not None:
-            sev = "error" if lost else "warning"
         cap = settings.max_findings
         n = self._counts[rule] = self._counts.get(rule, 0) + 1
         if not cap or n <= cap:
@@ -95,6 +93,27 @@ class Findings:
         if fatal if fatal is not None else (settings.strict and sev == "error"):
             cls = UnsafeXMLError if rule == "SM011" else ParseError
             raise cls(f"{message} [{rule}]", where=settings.source, line=line, column=column)
+
+    def _severity(self, rule: str, severity: Severity | None, lost: bool | None) -> Severity:
+        sev = severity or catalogue_severity(rule)
+        settings = self.settings
+        if settings.purpose == "read" and not settings.strict and lost is not None:
+            sev = "error" if lost else "warning"
+        return sev
+
+    def full(self, rule: str) -> bool:
+        """Whether a finding of ``rule`` added now would only be counted, not listed (its
+        cap is reached, and it would not raise: not strict)."""
+        cap = self.settings.max_findings
+        return bool(cap) and not self.settings.strict and self._counts.get(rule, 0) >= cap
+
+    def count(self, rule: str, n: int, *, lost: bool | None = None) -> None:
+        """Count ``n`` findings of ``rule`` past its cap (see :meth:`full`) at once: what
+        ``n`` calls of :meth:`add` would record, without making their messages."""
+        assert self.full(rule)
+        self._counts[rule] += n
+        if n and self._severity(rule, None, lost) == "error":
+            self._unlisted_errors.add(rule)
 
     def once(self, key: str) -> bool:
         """True the first time ``key`` is seen (caps repeated per-document findings)."""
