@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 import sitemapkit as sk
 from sitemapkit.core.parse import SitemapParser
-from sitemapkit.core.parse.recovery import legal_refs
+from sitemapkit.core.parse.recovery import Repair, legal_refs
 from sitemapkit.core.robots import parse_robots
 from sitemapkit.core.urls import iri_to_uri
 from sitemapkit.lint.checks.date import instant_bounds
@@ -406,3 +406,18 @@ def test_bytes_that_are_not_utf8_past_the_cap_are_counted_the_same_whole_or_spli
     assert locs == ["https://www.example.com/b"]  # the other loc is too long (SM203)
     assert [r for r, _, _ in found].count("SM001") == 50 + 1  # the last one: how many more
     assert unlisted == {"SM001": 300_000 - 50}
+
+
+def test_the_repair_writes_references_to_no_character_as_u_fffd_inside_sections_too() -> None:
+    """Input 8381 of seed 2 (its fixture above): a CDATA section left open by a flipped
+    ``]]>`` ran over a tag whose attribute was ``&#xD800;`` a thousand times; the repair
+    passed sections verbatim, libxml2's recovery read the references as characters and
+    lxml failed to decode the text. Inside a section they are written as U+FFFD now, the
+    same however the bytes are split (a reference cut by a chunk waits for its end)."""
+    data = b"<loc><![CDATA[https://e.com/&#xD800;&#65;&#0;]]></loc><!-- &#xDFFF; -->"
+    expected = b"<loc><![CDATA[https://e.com/&#xFFFD;&#65;&#xFFFD;]]></loc><!-- &#xFFFD; -->"
+    whole = Repair(lambda *_: None)
+    assert whole.feed(data) + whole.close() == expected
+    for cut in range(1, len(data)):
+        split = Repair(lambda *_: None)
+        assert split.feed(data[:cut]) + split.feed(data[cut:]) + split.close() == expected, cut

@@ -183,14 +183,19 @@ class Repair:
         out: list[bytes] = []
         i, n = 0, len(buf)
         while i < n:
-            if self._end is not None:
+            if self._end is not None:  # inside a CDATA section, comment or PI: verbatim,
+                # but for references to no XML character, which libxml2's recovery may
+                # still read as references there (lxml then fails to decode the text)
                 k = buf.find(self._end, i)
                 if k < 0:
-                    keep = 0 if final else len(self._end) - 1
-                    out.append(buf[i : max(i, n - keep)])
-                    i = max(i, n - keep)
+                    cut = max(i, n - (0 if final else len(self._end) - 1))
+                    amp = -1 if final else buf.rfind(b"&", max(i, n - 12), cut)
+                    if amp >= 0 and not 0 <= buf.find(b";", amp, n) < cut:
+                        cut = amp  # a reference the cut would split waits whole
+                    out.append(legal_refs(buf[i:cut]))
+                    i = cut
                     break
-                out.append(buf[i : k + len(self._end)])
+                out.append(legal_refs(buf[i : k + len(self._end)]))
                 i, self._end = k + len(self._end), None
                 continue
             m = _MARK.search(buf, i)
