@@ -41,6 +41,9 @@ __all__ = [
 ]
 
 _URL: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://")
+#: The longest path a file can have (Linux's PATH_MAX): a longer one names no file, and
+#: resolving it first would stat each of its components (a URL of 50,000 slashes).
+_PATH_MAX: Final = 4096
 
 #: The files of a folder taken as sitemaps.
 SITEMAP_SUFFIXES: Final = (".xml", ".xml.gz", ".txt", ".txt.gz")
@@ -182,6 +185,8 @@ def mirror(index: Path, url: str, child: str) -> Path | str:
     relative = unquote(target.path[len(directory) :])
     folder = index.parent
     local = folder.joinpath(*relative.split("/"))
+    if len(str(local).encode("utf-8", "surrogateescape")) > _PATH_MAX:
+        return "no local file of that name (the path is too long)"
     try:
         local.resolve().relative_to(folder.resolve())
         if not local.is_file():
