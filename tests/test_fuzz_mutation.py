@@ -409,7 +409,7 @@ def test_bytes_that_are_not_utf8_past_the_cap_are_counted_the_same_whole_or_spli
 
 
 def test_the_repair_writes_references_to_no_character_as_u_fffd_inside_sections_too() -> None:
-    """Input 8381 of seed 2 (its fixture above): a CDATA section left open by a flipped
+    """Input 8381 of seed 2 (its fixture in tests/data/fuzz): a CDATA section left open by a flipped
     ``]]>`` ran over a tag whose attribute was ``&#xD800;`` a thousand times; the repair
     passed sections verbatim, libxml2's recovery read the references as characters and
     lxml failed to decode the text. Inside a section they are written as U+FFFD now, the
