@@ -439,3 +439,24 @@ def test_a_child_url_of_30000_segments_names_no_local_file_without_a_stat_each(
     assert mirror(index, "https://www.example.com/sitemap.xml", near) == (
         f"no local file {tmp_path.joinpath(*['a'] * 100, 's.xml')}"
     )
+
+
+def test_a_chunk_of_megabytes_is_read_in_pieces_as_if_fed_so() -> None:
+    """Input 11780 of seed 3: a 101 MB document fed in three pieces of up to 41 MB raised
+    the parser's resident set by 208 MiB (each stage copied the whole piece) before the
+    byte budget stopped it. ``feed`` reads a big chunk a megabyte at a time: records and
+    findings are those of feeding it so, whatever falls on a piece's edge."""
+    rows = [f"<url><loc>https://www.example.com/küche/{i}</loc></url>" for i in range(40_000)]
+    rows[24_000] = "<url><loc>https://www.example.com/a&b</loc></url>"  # a repair, ~1.8 MB in
+    data = _urlset(*rows)
+    assert len(data) > 2 * (1 << 20)
+
+    def parse(step: int) -> tuple[list[str], list[tuple[str, int | None, int | None]]]:
+        parser = SitemapParser(source="s.xml")
+        records = [r for at in range(0, len(data), step) for r in parser.feed(data[at : at + step])]
+        records += parser.close()
+        return [r.loc for r in records], [(f.rule, f.line, f.column) for f in parser.findings]
+
+    whole = parse(len(data))
+    assert whole == parse(65_536) == parse(999_999)
+    assert len(whole[0]) == 40_000 and whole[1][0][0] == "SM004"

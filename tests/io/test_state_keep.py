@@ -8,6 +8,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from ..drill import BASE, Run, csv_text, kill_at_every_step, only_the_set, staging, which
@@ -148,6 +149,8 @@ def test_a_file_staged_by_forked_processes_is_staged_as_its_lines_would_be(
     rows[35_000] = f'"{BASE}q/1",2024-02-02\n'
     quoted.write_text("loc,lastmod\n" + "".join(rows))
     for k, src in enumerate((plain, quoted, plain)):
+        if k:  # change times are whole seconds: each path's runs in seconds of their own
+            time.sleep(1.05)
         outs = []
         for how in ("file", "stdin"):
             out, state = tmp_path / f"{how}-out", tmp_path / f"{how}.sqlite"

@@ -56,6 +56,8 @@ READERS: Final[dict[Kind, Callable[[Document, etree._Element, str], Entries]]] =
     "rss": RssItems,
     "atom": AtomEntries,
 }
+#: Bytes of a chunk read at a time (see SitemapParser.feed).
+_PIECE: Final = 1 << 20
 #: The entry tag of a document whose prolog is broken: the XML parser reports the damage.
 _NO_ENTRY: Final = "{urn:sitemapkit:none}none"
 _KIND_NAMES: Final = {
@@ -181,9 +183,13 @@ class SitemapParser:
         self._check_open()
         if not isinstance(chunk, (bytes, bytearray, memoryview)):
             raise TypeError(f"feed() takes bytes, not {type(chunk).__name__}")
+        view = memoryview(chunk)
         try:
-            for data in self._compression.feed(bytes(chunk)):
-                self._plain(data)
+            # a big chunk is read a piece at a time: each stage copies what it is given
+            # (decoded, repaired), and the document's budget stops the read after a piece
+            for at in range(0, len(view) or 1, _PIECE):
+                for data in self._compression.feed(bytes(view[at : at + _PIECE])):
+                    self._plain(data)
         except SitemapError as exc:
             self._error = exc
             raise
