@@ -24,13 +24,34 @@ from typing import Final
 from ..finding import clip
 from .document import Document, Reader
 
-__all__ = ["Transcoded", "Utf8Repair", "percent_escaped"]
+__all__ = ["Transcoded", "Utf8Repair", "percent_escaped", "utf16_codec"]
+
+#: How a document in UTF-16 starts, as libxml2 (and XML 1.0 Appendix F) knows it: a byte
+#: order mark, or ``<?`` as 16-bit units without one.
+_UTF16_STARTS: Final = (
+    (b"\xff\xfe", "utf-16-le"),
+    (b"\xfe\xff", "utf-16-be"),
+    (b"<\x00?\x00", "utf-16-le"),
+    (b"\x00<\x00?", "utf-16-be"),
+)
 
 #: What ``surrogateescape`` makes of a byte that is not UTF-8: U+DC80 to U+DCFF.
 _ESCAPED: Final = re.compile("[\udc80-\udcff]")
 #: Characters of the text before a bad byte that name its place in a finding.
 _CONTEXT: Final = 40
 _CONTEXT_START: Final = re.compile(r".*[\s<>]", re.S)
+
+
+def utf16_codec(head: bytes) -> str | None:
+    """The codec of a document in UTF-16 from its first four bytes, else None.
+
+    >>> utf16_codec("<?xml".encode("utf-16-be")), utf16_codec(b"<?xml")
+    ('utf-16-be', None)
+    """
+    for start, codec in _UTF16_STARTS:
+        if head.startswith(start):
+            return codec
+    return None
 
 
 def percent_escaped(text: str) -> str:

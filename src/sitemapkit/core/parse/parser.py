@@ -17,13 +17,13 @@ from lxml import etree
 from ...errors import LimitError, SitemapError
 from .. import limits
 from ..finding import Finding
-from .charset import Transcoded, Utf8Repair
+from .charset import Transcoded, Utf8Repair, utf16_codec
 from .compression import Compression
 from .document import Document, Kind, Reader, Record
 from .entry import SitemapEntries, UrlEntries
 from .feed import AtomEntries, RssItems
 from .findings import Findings
-from .prolog import UTF16_BARE, Opening, Prolog, kind_of, xml_encoding
+from .prolog import Opening, Prolog, kind_of, xml_encoding
 from .scanner import Scanner
 from .settings import ParseSettings, Purpose
 from .text import Text
@@ -183,12 +183,17 @@ class SitemapParser:
         self._check_open()
         if not isinstance(chunk, (bytes, bytearray, memoryview)):
             raise TypeError(f"feed() takes bytes, not {type(chunk).__name__}")
+        # a big chunk is read a piece at a time: each stage copies what it is given
+        # (decoded, repaired), and the document's budget stops the read after a piece
         view = memoryview(chunk)
+        pieces = (
+            [chunk]
+            if len(view) <= _PIECE
+            else (view[at : at + _PIECE] for at in range(0, len(view), _PIECE))
+        )
         try:
-            # a big chunk is read a piece at a time: each stage copies what it is given
-            # (decoded, repaired), and the document's budget stops the read after a piece
-            for at in range(0, len(view) or 1, _PIECE):
-                for data in self._compression.feed(bytes(view[at : at + _PIECE])):
+            for piece in pieces:
+                for data in self._compression.feed(bytes(piece)):
                     self._plain(data)
         except SitemapError as exc:
             self._error = exc
@@ -290,7 +295,7 @@ class SitemapParser:
 def _utf8(head: bytes) -> bool:
     """Whether an XML document that starts with ``head`` is in UTF-8 (XML 1.0 §4.3.3: the
     declaration names another encoding, or a byte order mark says UTF-16)."""
-    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or head[:4] in UTF16_BARE:
+    if utf16_codec(head) is not None:
         return False
     enc = xml_encoding(head)
     return enc is None or enc.lower() in (b"utf-8", b"utf8")

@@ -17,6 +17,7 @@ from lxml import etree
 
 from ..finding import clip
 from ..namespace import ATOM03_NS, ATOM_NS, RDF_NS, SITEMAP_NS
+from .charset import utf16_codec
 from .document import Document, Kind
 from .tree import pull_parser, split, tag_of
 
@@ -24,10 +25,6 @@ __all__ = ["Opening", "Prolog", "kind_of", "xml_encoding", "xml_start"]
 
 _SNIFF_STEP: Final = 4_096  # bytes per feed while looking for the root element
 _BOM: Final = b"\xef\xbb\xbf"
-_UTF16: Final = (b"\xff\xfe", b"\xfe\xff")
-#: ``<?`` in UTF-16 LE and BE without a byte order mark: how libxml2 (and XML 1.0 Appendix F)
-#: know a UTF-16 document that has none.
-UTF16_BARE: Final = (b"<\x00?\x00", b"\x00<\x00?")
 _SPACE: Final = b" \t\r\n"
 _HTML_START: Final = re.compile(rb"<!doctype\s+html|<html[\s>]", re.IGNORECASE)
 _XML_DECL: Final = re.compile(
@@ -151,7 +148,7 @@ class Prolog:
             if len(buf) < 3 and _BOM.startswith(buf) and not final:
                 self._pre = buf
                 return None
-            if buf[:2] in _UTF16 or buf[:4] in UTF16_BARE:
+            if utf16_codec(buf) is not None:
                 return self._utf16(buf, final)
             self._bom_checked = True
             if buf.startswith(_BOM):
@@ -176,10 +173,10 @@ class Prolog:
         return self._start_xml(rest)
 
     def _utf16(self, buf: bytes, final: bool) -> Opening | None:
-        """A document in UTF-16 (``buf`` from its byte order mark): XML when its first
-        character that is not white space is ``<`` (libxml2 decodes it), else a text
-        sitemap (decoded on the way to its reader)."""
-        markup = True if buf[:4] in UTF16_BARE else _utf16_markup(buf)
+        """A document in UTF-16 (``buf`` from its byte order mark, or its ``<?``): XML
+        when its first character that is not white space is ``<`` (libxml2 decodes it),
+        else a text sitemap (decoded on the way to its reader)."""
+        markup = _utf16_markup(buf) if utf16_codec(buf[:2]) is not None else True
         if markup is None and not final and len(buf) < _SNIFF_STEP:
             self._pre = buf
             return None
@@ -282,7 +279,7 @@ class Prolog:
                     lost=False,
                 )
         if not has_decl:
-            if head[:2] not in _UTF16 and head[:4] not in UTF16_BARE:
+            if utf16_codec(head) is None:
                 self._add(
                     "SM010",
                     "The document has no XML declaration; start it with "
@@ -328,7 +325,8 @@ def _first_tag(head: bytes, el: etree._Element) -> bool:
 def _utf16_markup(buf: bytes) -> bool | None:
     """Whether the UTF-16 text of ``buf`` (from its byte order mark) starts with markup;
     None while only white space has come."""
-    codec = "utf-16-le" if buf[:2] == b"\xff\xfe" else "utf-16-be"
+    codec = utf16_codec(buf[:2])
+    assert codec is not None
     even = 2 + (len(buf) - 2) // 2 * 2
     text = buf[2:even].decode(codec, "replace").lstrip(" \t\r\n")
     return None if not text else text[0] == "<"

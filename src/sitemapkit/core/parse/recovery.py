@@ -26,6 +26,7 @@ from typing import Final
 from lxml import etree
 
 from ..hardening import HARDENED
+from .charset import utf16_codec
 
 __all__ = ["Recovery", "Repair", "legal_refs", "recovering_parser", "start_tag"]
 
@@ -81,15 +82,16 @@ def legal_refs(data: bytes) -> bytes:
     (``&#xD800;`` as ED A0 80, which is not UTF-8), and lxml then fails to decode the
     element's text, tag or namespace: the recovering parsers are given this instead.
 
-    A document in UTF-16 (libxml2 reads one by its BOM or by its first ``<``) is rewritten
+    A document in UTF-16 (libxml2 knows one by its BOM or its first ``<?``) is rewritten
     in its own encoding:
 
     >>> legal_refs(b'<t xmlns="&#xD800;">&#65;&#0;</t>')
     b'<t xmlns="&#xFFFD;">&#65;&#xFFFD;</t>'
-    >>> legal_refs('<t a="&#xDFFF;"/>'.encode("utf-16-le")).decode("utf-16-le")
-    '<t a="&#xFFFD;"/>'
+    >>> utf16 = '<?xml version="1.0"?><t a="&#xDFFF;"/>'.encode("utf-16-le")
+    >>> legal_refs(utf16).decode("utf-16-le")
+    '<?xml version="1.0"?><t a="&#xFFFD;"/>'
     """
-    codec = _utf16(data[:4])
+    codec = utf16_codec(data[:4])
     if codec is not None:
         even = len(data) & ~1
         text = data[:even].decode(codec, "surrogatepass")
@@ -101,16 +103,6 @@ def legal_refs(data: bytes) -> bytes:
     if b"&#" not in data:
         return data
     return _CHAR_REF.sub(lambda m: m.group() if _legal(m.group()) else _REPLACEMENT, data)
-
-
-def _utf16(head: bytes) -> str | None:
-    """The codec of a document in UTF-16 from its first bytes (a BOM, or ``<`` as one
-    16-bit unit), else None."""
-    if head[:2] in (b"\xff\xfe", b"<\x00"):
-        return "utf-16-le"
-    if head[:2] in (b"\xfe\xff", b"\x00<"):
-        return "utf-16-be"
-    return None
 
 
 def recovering_parser() -> etree.XMLPullParser:
