@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 import gzip
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -466,3 +468,31 @@ def test_write_validate_shows_progress_on_a_terminal_only(tmp_path: Path) -> Non
     assert b"sitemap-3.xml" in out
     code, _, piped = cli(_write_args(tmp_path, "again", "--validate"))
     assert code == 0 and "validating" not in piped
+
+
+#: What validating local files never needs: an HTTP client and the modules that only a
+#: fetch or a date header uses (tens of milliseconds of start-up, on every CI run).
+_NOT_FOR_LOCAL_FILES = {"httpx", "httpcore", "http.client", "urllib.request", "email.utils"}
+
+
+def test_validating_local_files_imports_no_http_client(tmp_path: Path) -> None:
+    (tmp_path / "a.xml").write_text(
+        urlset(
+            url("https://example.com/a", "<lastmod>2024/05/01</lastmod>"),
+            url("https://example.com/b"),
+        )
+    )
+    (tmp_path / "sitemap.xml").write_text(index("https://example.com/a.xml"))
+    code = (
+        "import sys; from sitemapkit.cli.main import run; "
+        f"rc = run(['validate', {str(tmp_path / 'sitemap.xml')!r}, '--format', 'json']); "
+        "print('modules:', rc, *sorted(sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path
+    )
+    last = done.stdout.splitlines()[-1].split()
+    assert last[:2] == ["modules:", "1"], done.stderr  # the lastmod's finding
+    report = json.loads(done.stdout[: done.stdout.rindex("modules:")])
+    assert "SM301" in {f["rule"] for f in report["findings"]}  # the child was read
+    assert not _NOT_FOR_LOCAL_FILES & set(last[2:])

@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import datetime as dt
-import email.utils
 from collections.abc import AsyncGenerator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol, cast
@@ -243,6 +242,8 @@ class _Broken(Exception):
 def _last_modified(header: str | None) -> dt.datetime | None:
     if not header:
         return None
+    import email.utils  # here: a run that fetches nothing does not import it
+
     try:
         return email.utils.parsedate_to_datetime(header)
     except (TypeError, ValueError):
