@@ -4,6 +4,7 @@ sitemap documents, and running the command in-process."""
 from __future__ import annotations
 
 import gzip
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,3 +124,17 @@ def cli(args: list[str], *, input: str | bytes | None = None) -> tuple[int, str,
     """As :func:`cli_bytes`, with stdout decoded: (exit code, stdout, stderr)."""
     code, out, err = cli_bytes(args, input=input)
     return code, out.decode(), err
+
+
+def cli_modules(args: list[str], *, cwd: Path | None = None) -> tuple[int, str, set[str]]:
+    """Run ``sitemapkit ARGS`` in a fresh interpreter; return (exit code, stdout, the
+    modules it had imported at the end): what a command costs at start-up."""
+    code = (
+        "import sys; from sitemapkit.cli.main import run; "
+        f"rc = run({args!r}); print(); print('modules:', rc, *sorted(sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=cwd)
+    out, _, last = done.stdout.rpartition("\nmodules: ")
+    assert last, done.stderr
+    rc, *modules = last.split()
+    return int(rc), out, set(modules)

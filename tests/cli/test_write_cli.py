@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from ..conftest import NS, cli, parse
+from ..conftest import NS, cli, cli_modules, parse
 
 BASE = "https://example.com/"
 
@@ -285,16 +285,11 @@ _NOT_FOR_A_PLAIN_WRITE = {
 def test_a_plain_write_imports_only_what_it_uses(tmp_path: Path) -> None:
     src = tmp_path / "u.csv"
     src.write_text("loc,lastmod\n" + "".join(f"{BASE}p{i},2024-01-02\n" for i in range(3)))
-    code = (
-        "import sys; from sitemapkit.cli.main import run; "
-        f"rc = run(['write', {str(src)!r}, '-o', {str(tmp_path / 'o')!r}, "
-        f"'--base-url', {BASE!r}, '--gzip']); "
-        "print('modules:', rc, *sorted(sys.modules))"
+    code, _, modules = cli_modules(
+        ["write", str(src), "-o", str(tmp_path / "o"), "--base-url", BASE, "--gzip"]
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    words = done.stdout.splitlines()[-1].split()  # after the table
-    assert words[:2] == ["modules:", "0"], done.stderr
-    loaded = {m.split(".")[0] if not m.startswith("sitemapkit") else m for m in words[2:]}
+    assert code == 0
+    loaded = {m.split(".")[0] if not m.startswith("sitemapkit") else m for m in modules}
     assert not _NOT_FOR_A_PLAIN_WRITE & loaded
     assert (tmp_path / "o" / "sitemap.xml.gz").exists()
 

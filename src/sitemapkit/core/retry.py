@@ -28,7 +28,7 @@ def retry_after(value: str | None, *, now: dt.datetime) -> float | None:
     value = value.strip()
     if value.isascii() and value.isdigit():  # "²".isdigit() holds too, and float() refuses it
         return float(value)
-    import email.utils  # here: only a date needs it (~5 ms of every start otherwise)
+    import email.utils  # here: only a date needs it, and most runs never read one
 
     try:
         when = email.utils.parsedate_to_datetime(value)

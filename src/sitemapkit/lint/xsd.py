@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import os
 import re
 import threading
 import xml.parsers.expat
@@ -101,16 +100,6 @@ _CLARK_NAME: Final = re.compile(r"\{([^{}\s]*)\}(?=[A-Za-z_])")
 _PATH_STEP: Final = re.compile(r"(?:(\*)|(?:([^:\[\]/]+):)?([^:\[\]/()@]+))(?:\[(\d+)\])?")
 
 
-def _file_path(url: str) -> Path:
-    """The local path of a ``file:`` URL, as ``urllib.request.url2pathname`` gives it on
-    POSIX (importing that module would import ``http.client``: ~8 ms of every start)."""
-    if os.name == "nt":
-        from urllib.request import url2pathname
-
-        return Path(url2pathname(urlsplit(url).path))
-    return Path(unquote(urlsplit(url).path))
-
-
 class _BundleResolver(etree.Resolver):
     """Serve the bundled schemas, under their public or local locations; refuse anything else."""
 
@@ -126,7 +115,8 @@ class _BundleResolver(etree.Resolver):
         url = system_url or ""
         text = self._public.get(url)
         if text is None and url.startswith("file:"):
-            text = self._local.get(_file_path(url).resolve())
+            # the path as url2pathname reads it on POSIX (urllib.request imports http.client)
+            text = self._local.get(Path(unquote(urlsplit(url).path)).resolve())
         if text is None:
             # Raising makes the load fail; returning None would let libxml2 load it itself.
             raise LookupError(f"Schema location {url!r} is not bundled with sitemapkit")
