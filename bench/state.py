@@ -68,8 +68,8 @@ def timed(cmd: list[str]) -> tuple[float, float, str]:
 def one_round(exe: str, data: Path, changed: Path, work: Path) -> list[tuple[float, float, str]]:
     out, state = work / "out", work / "state.sqlite"
     shutil.rmtree(out, ignore_errors=True)
-    for p in work.glob("state.sqlite*"):
-        p.unlink()
+    for p in work.glob("state.sqlite*"):  # the state, its URL file and cache folder
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
     write = [exe, "write", "-o", str(out), "--base-url", BASE, "--gzip"]
     results = [timed([*write, str(data)])]
     shutil.rmtree(out, ignore_errors=True)

@@ -197,13 +197,17 @@ def snapshot(out: Path, state: Path | None) -> Path:
         shutil.copy2(p, keep / p.name)
     if state is not None:
         (keep / "state").mkdir()
-        for p in _state_files(state):  # the SQLite file and the URL file beside it
-            shutil.copy2(p, keep / "state" / p.name)
+        for p in _state_files(state):  # the SQLite file, the URL file and cache beside it
+            if p.is_dir():
+                shutil.copytree(p, keep / "state" / p.name, copy_function=shutil.copy2)
+            else:
+                shutil.copy2(p, keep / "state" / p.name)
     return keep
 
 
 def _state_files(state: Path) -> list[Path]:
-    return [p for p in state.parent.glob(state.name + "*") if p.is_file()]
+    """The state file and what it keeps beside it (its URL file, a cache folder)."""
+    return list(state.parent.glob(state.name + "*"))
 
 
 def restore(keep: Path, out: Path, state: Path | None) -> None:
@@ -215,9 +219,12 @@ def restore(keep: Path, out: Path, state: Path | None) -> None:
         shutil.copy2(p, out.parent / p.name)
     if state is not None:
         for p in _state_files(state):
-            p.unlink()
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
         for p in (keep / "state").iterdir():
-            shutil.copy2(p, state.parent / p.name)
+            if p.is_dir():
+                shutil.copytree(p, state.parent / p.name, copy_function=shutil.copy2)
+            else:
+                shutil.copy2(p, state.parent / p.name)
 
 
 _FORKED = """

@@ -31,12 +31,26 @@ syncs it to disk, then in the run's one transaction (begun when the store opens)
 it in the meta table and records the removed URLs, the shards and the digests of the
 shard files written; the file it replaces is deleted after. A crash leaves the old
 state or the new one (a URL file no state names is deleted by the next run).
+
+A run that staged a plain input file range by range (:mod:`sitemapkit.writer.stage`)
+also keeps its columns and entry lines, as they were at commit, in a cache folder beside
+the state file (``NAME.cache-…``, named in the meta table with the ranges' records:
+:class:`Range`). The next run's input ranges are compared with them
+(:meth:`StateStore.cached`): when every range starts at the same line and holds as many
+lines, the same locs and fingerprints in the same order (bytes that did not change at
+all, or only in their lastmods), the run is the last one's again with new entry lines
+where its bytes changed: the cached ranges are copied instead of formatted
+(:meth:`StateStore.stage_cached`), and :meth:`StateStore.resolve` takes the last run's
+shards, change times and URL file instead of merging (:meth:`StateStore.reuse`). Any
+other change takes the merge. The cache folder is written, synced and renamed into place
+before the commit names it, and a folder no state names is deleted by the next run.
 """
 
 from __future__ import annotations
 
 import heapq
 import itertools
+import json
 import mmap
 import operator
 import os
@@ -48,7 +62,7 @@ from array import array
 from binascii import hexlify
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO, Final, Literal
+from typing import BinaryIO, Final, Literal, NamedTuple
 
 from .extsort import ExternalSorter
 
@@ -58,6 +72,7 @@ __all__ = [
     "NS",
     "OWN",
     "PLACED",
+    "Range",
     "StateStore",
     "changed_in_last_run",
     "sort_keys",
@@ -84,6 +99,23 @@ PLACED: Final = 0x40  # assigned a shard by this run (new, or displaced from its
 DUPLICATE: Final = -1
 _BLOCK: Final = 4096  # rows buffered before they go to the run folder
 _SORT_BYTES: Final = 64 << 20  # memory for the sort of the keys (200,000 URLs fit)
+#: The run folder's files that a cache keeps, and their widths a URL (0: the entry lines).
+_CACHED: Final = {"entries": 0, "sizes": 4, "flags": 1, "shards": 4, "cids": 4, "offsets": 8}
+_CACHE_FORMAT: Final = 1  # of the cache's record (meta ``cache_ranges``)
+#: Flags as staged: without PLACED (which the run that cached them set).
+_UNPLACED: Final = bytes(f & ~PLACED for f in range(256))
+
+
+class Range(NamedTuple):
+    """The record of one input range that a run staged: its first line, lines (one URL
+    each), bytes of entry lines, and two digests (hex): of its input bytes, and of its
+    locs, fingerprints and content hashes in input order."""
+
+    line: int
+    lines: int
+    size: int
+    digest: str
+    urls: str
 
 
 _Code = Literal["i", "I", "B", "Q"]
@@ -103,6 +135,13 @@ def _clear_url_files(state: Path, keep: str | None) -> None:
     for entry in state.parent.glob(f"{state.name}.urls-*"):
         if entry.name != keep:
             entry.unlink(missing_ok=True)
+
+
+def _clear_caches(state: Path, keep: str | None) -> None:
+    """Remove cache folders of the state that it does not name."""
+    for entry in state.parent.glob(f"{state.name}.cache-*"):
+        if entry.name != keep:
+            shutil.rmtree(entry, ignore_errors=True)
 
 
 def _clear_dead_runs(folder: Path, prefix: str) -> None:
@@ -149,6 +188,10 @@ class StateStore:
         self._urls = self.db.execute("SELECT value FROM meta WHERE key='urls'").fetchone()
         self._urls = self._urls[0] if self._urls is not None else None
         _clear_url_files(self.path, keep=self._urls)
+        #: The last run's cache folder (beside this file) and its record.
+        self._cache: str | None = meta.get("cache")
+        self._cache_record: dict[str, object] = json.loads(meta.get("cache_ranges", "{}"))
+        _clear_caches(self.path, keep=self._cache)
         self._legacy = bool(self.db.execute("SELECT EXISTS(SELECT 1 FROM urls)").fetchone()[0])
         self._had_removed = bool(
             self.db.execute("SELECT EXISTS(SELECT 1 FROM removed)").fetchone()[0]
@@ -171,6 +214,12 @@ class StateStore:
         #: Repeated locs: how many, and the first few in input order.
         self.duplicates = 0
         self.duplicate_examples: list[str] = []
+        #: The ranges this run staged (see :class:`Range`), and the key they were made
+        #: under: what the commit records with the cache (none unless they cover all).
+        self.ranges: list[Range] = []
+        self.ranges_key: str | None = None
+        self._reusing = False
+        self._cached_at: list[int] = []  # where each cached range's entry lines start
 
     def _open_columns(self) -> None:
         # the staged columns, written in input order; closed by resolve() or close()
@@ -217,10 +266,20 @@ class StateStore:
         self._flags.write(flags)
         self._keys.extend(sort_keys(locs, fps, contents, seq))
 
-    def stage_made(self, seq: int, entries: bytes, sizes: bytes, flags: bytes, keys: bytes) -> None:
+    def stage_made(
+        self,
+        seq: int,
+        entries: bytes,
+        sizes: bytes,
+        flags: bytes,
+        keys: bytes,
+        record: Range | None = None,
+    ) -> None:
         """Stage URLs made elsewhere (another process) as :meth:`stage` would: the first
         one's input position, their entry lines, sizes (``array("I")`` bytes), flags and
-        :func:`sort_keys` lines, each joined."""
+        :func:`sort_keys` lines, each joined; ``record``: they are a whole input range
+        (see :attr:`ranges`). The keys are not needed when the run :meth:`reuse` s the
+        last one's."""
         self._flush()
         if seq != self.count:
             raise RuntimeError(f"URLs staged out of order: {seq}, not {self.count}")
@@ -228,7 +287,10 @@ class StateStore:
         self._entries.write(entries)
         self._sizes.write(sizes)
         self._flags.write(flags)
-        self._keys.extend(keys.splitlines(keepends=True))
+        if not self._reusing:
+            self._keys.extend(keys.splitlines(keepends=True))
+        if record is not None:
+            self.ranges.append(record)
 
     def restart(self) -> None:
         """Drop every URL staged (before the first :meth:`resolve`)."""
@@ -238,6 +300,61 @@ class StateStore:
         self._open_columns()
         self.count = 0
         self._rows = []
+        self.ranges = []
+        self._reusing = False
+
+    def cached(self, key: str) -> list[Range] | None:
+        """The ranges the last run staged, if it kept them under ``key`` and its cache is
+        whole (every file of the size its record says); ``None`` otherwise."""
+        rec = self._cache_record
+        if self._cache is None or self._urls is None or self._legacy or self.count:
+            return None
+        if rec.get("format") != _CACHE_FORMAT or rec.get("key") != key:
+            return None
+        ranges = [Range(*r) for r in rec["ranges"]]  # type: ignore[attr-defined]
+        count = sum(r.lines for r in ranges)
+        folder = self.path.parent / self._cache
+        for name, width in _CACHED.items():
+            want = width * count if width else sum(r.size for r in ranges)
+            try:
+                if (folder / name).stat().st_size != want:
+                    return None
+            except OSError:
+                return None
+        self._cached_at = list(itertools.accumulate((r.size for r in ranges), initial=0))
+        return ranges
+
+    def reuse(self) -> None:
+        """Make this run the last one's again (see the module docstring): called before
+        anything is staged, after :meth:`cached`; every range is then staged from the
+        cache (:meth:`stage_cached`) or made anew (:meth:`stage_made`) with the same
+        locs and fingerprints, in input order, or the run :meth:`restart` s."""
+        if self.count or not self._cached_at:
+            raise RuntimeError("reuse() needs a cache and nothing staged")
+        self._reusing = True
+
+    def stage_cached(self, k: int, record: Range) -> None:
+        """Stage the last run's range ``k`` (``record``) as it was: its entry lines, sizes
+        and flags from the cache."""
+        if not self._reusing:
+            raise RuntimeError("stage_cached() outside a reuse()")
+        assert self._cache is not None
+        folder = self.path.parent / self._cache
+        seq = self.count
+        start, n = self._cached_at[k], record.lines
+        for name, out, at, size in (
+            ("entries", self._entries, start, record.size),
+            ("sizes", self._sizes, 4 * seq, 4 * n),
+            ("flags", self._flags, seq, n),
+        ):
+            with open(folder / name, "rb") as fh:
+                fh.seek(at)
+                data = fh.read(size)
+            if len(data) != size:
+                raise RuntimeError(f"the cache's {name} file is shorter than its record")
+            out.write(data.translate(_UNPLACED) if name == "flags" else data)
+        self.count += n
+        self.ranges.append(record)
 
     def resolve(self, now: str) -> None:
         """Merge the staged URLs with the stored ones: fill the columns and the counts.
@@ -249,6 +366,10 @@ class StateStore:
         self._flush()
         self._close_columns()
         for name, width in (("shards", 4), ("cids", 4), ("offsets", 8)):
+            if self._reusing:
+                assert self._cache is not None
+                shutil.copyfile(self.path.parent / self._cache / name, self.folder / name)
+                continue
             with open(self.folder / name, "wb") as fh:
                 fh.truncate(width * self.count)
         #: Per staged URL: its shard (0: none yet), change time, entry bytes, flags.
@@ -257,7 +378,10 @@ class StateStore:
         self.sizes = self._map("sizes", "I")
         self.flags = self._map("flags", "B")
         self.offsets = self._map("offsets", "Q")
-        self._merge(now.encode())
+        if self._reusing:
+            self._reuse()
+        else:
+            self._merge(now.encode())
 
     def _close_columns(self) -> None:
         for fh in (self._entries, self._sizes, self._flags):
@@ -305,6 +429,22 @@ class StateStore:
         self.times = [t.decode() for t in m.times]
         self.duplicates = m.duplicates
         self.duplicate_examples = [loc for _, loc in sorted(m.dups, reverse=True)]
+
+    def _reuse(self) -> None:
+        """What the merge would give when every URL is the one the last run had at the
+        same input position: its shard, change time and line of the URL file, as the
+        cache and the URL file keep them (copied: the run patches its own)."""
+        assert self._urls is not None
+        rec = self._cache_record
+        if sum(r.lines for r in self.ranges) != self.count:
+            raise RuntimeError("a reused run staged URLs outside its ranges")
+        shutil.copyfile(self.path.parent / self._urls, self.path.parent / self._new)
+        for name in ("removed", "added"):
+            (self.folder / name).touch()
+        self.times = list(rec["times"])  # type: ignore[call-overload]
+        self.duplicates = int(rec["duplicates"])  # type: ignore[call-overload]
+        self.duplicate_examples = list(rec["examples"])  # type: ignore[call-overload]
+        self._counts["unchanged"] = self.count - self.duplicates
 
     def entries(self) -> Iterator[bytes]:
         """The staged entry lines in input order (after :meth:`resolve`)."""
@@ -371,6 +511,22 @@ class StateStore:
                 )
             if self._had_removed:
                 db.executemany("DELETE FROM removed WHERE loc=?", self._lines("added"))
+            cache = self._keep_cache()  # after the lines of removed and added URLs are read
+            if cache is None:
+                db.execute("DELETE FROM meta WHERE key IN ('cache', 'cache_ranges')")
+            else:
+                record = {
+                    "format": _CACHE_FORMAT,
+                    "key": self.ranges_key,
+                    "ranges": [list(r) for r in self.ranges],
+                    "times": self.times,
+                    "duplicates": self.duplicates,
+                    "examples": self.duplicate_examples,
+                }
+                db.executemany(
+                    "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
+                    [("cache", cache), ("cache_ranges", json.dumps(record))],
+                )
             if self._legacy:
                 db.execute("DELETE FROM urls")
             db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('urls', ?)", (name,))
@@ -396,6 +552,42 @@ class StateStore:
             raise
         self._urls = name
         _clear_url_files(self.path, keep=name)
+        self._cache = cache
+        _clear_caches(self.path, keep=cache)
+
+    def _keep_cache(self) -> str | None:
+        """Move the run folder's columns and entry lines to a cache folder, synced, for
+        the next run (see the module docstring); its name, or ``None`` when this run's
+        ranges do not cover what it staged (then no cache is kept)."""
+        if (
+            self.ranges_key is None
+            or not self.ranges
+            or sum(r.lines for r in self.ranges) != self.count
+        ):
+            return None
+        for m in self._maps:
+            m.flush()
+        for entry in self.folder.iterdir():
+            if entry.name not in _CACHED:
+                if entry.is_dir():
+                    shutil.rmtree(entry)
+                else:
+                    entry.unlink()
+                continue
+            fd = os.open(entry, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        name = f"{self.path.name}.cache-{uuid.uuid4().hex[:12]}"
+        self.folder.rename(self.path.parent / name)
+        self.folder = self.path.parent / name
+        fd = os.open(self.path.parent, os.O_RDONLY)
+        try:
+            os.fsync(fd)  # the rename, before the state names the folder
+        finally:
+            os.close(fd)
+        return name
 
     def close(self) -> None:
         if self.db.in_transaction:
@@ -409,7 +601,8 @@ class StateStore:
         for m in self._maps:
             m.close()
         self._views, self._maps = [], []
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if self.folder.name != self._cache:  # the run folder, not the cache it became
+            shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def sort_keys(

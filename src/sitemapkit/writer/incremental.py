@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import unquote
 
+from .. import __version__
 from ..core.model import Url
 from ..core.serialize import EntryBlock, url_entry
 from ..core.split import fits
@@ -163,8 +164,21 @@ class IncrementalRun:
         """Stage a whole plain input file in two forked processes (:mod:`.stage`): there
         the entry lines, fingerprints and sort keys are made as :meth:`add_block` makes
         them, here they are staged in order. ``False``, nothing staged, when it does not
-        suit: the caller adds the lines."""
-        return stage_plain_file(self._state, self._made, source, progress)
+        suit: the caller adds the lines.
+
+        The ranges are kept for the next run under a key of all that the entry lines
+        and fingerprints depend on besides the input bytes (not with ``content_from``,
+        whose pages may change while the input does not)."""
+        s, f = self.s, source.formatter
+        key = None
+        if s.content_from is None:
+            key = " ".join(
+                map(
+                    str,
+                    (__version__, f.base, f.columns, f.txt, s.keep_deprecated, s.check_location),
+                )
+            )
+        return stage_plain_file(self._state, self._made, source, progress, key)
 
     def _fits(self, load: _Load, size: int, ns: int, news: int, k: int = 1) -> bool:
         """Whether ``k`` more entries of ``size`` bytes in all fit in a shard of ``load``."""

@@ -105,7 +105,8 @@ def write_inputs(
 
     A folder is a built site (:mod:`.folder`, read with ``folder``'s options; the writer's
     own folder is never read as pages). A sole input file bigger than ``parallel_min``
-    bytes is offered to the writer whole (:meth:`Sink.add_plain_file`); ``fast_path=False``
+    bytes (any, to an incremental writer) is offered to the writer whole
+    (:meth:`Sink.add_plain_file`); ``fast_path=False``
     reads every input row by row (the output is the same: tests compare the two).
     ``strict_columns`` refuses CSV columns that are not known instead of ignoring them.
     """
@@ -145,7 +146,9 @@ def write_inputs(
                 else io.BufferedReader(cast(io.RawIOBase, stream))
             )
             kind = detect_format(name, buffered.peek(4096)[:4096])
-            whole = name if sole and _is_big(buffered, parallel_min) else None
+            # an incremental writer takes any size: its staging decides (and keeps its ranges)
+            least = 0 if writer.incremental else parallel_min
+            whole = name if sole and _is_big(buffered, least) else None
             src = Input(buffered, where, progress, whole, fast_path, strict_columns)
             if kind == "csv":
                 note = write_csv(writer, src)
