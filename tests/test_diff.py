@@ -283,6 +283,17 @@ def test_external_sorter_multi_pass_merge(tmp_path: Path) -> None:
         s.sorted()
 
 
+def test_external_sorter_takes_a_list_at_once_only_while_it_fits(tmp_path: Path) -> None:
+    rng = random.Random(8)
+    lines = [f"{rng.randrange(10**6):07d}\n".encode() for i in range(300)]
+    s = ExternalSorter(tmp_path, max_bytes=49 * 100)  # 100 lines a run (8 bytes + 41)
+    s.extend(lines[:99])  # fits: in memory
+    assert s.runs == 0 and s.lines == 99
+    s.extend(lines[99:])  # does not: spilled a run at a time, as add() would
+    assert s.runs == 3 and s.lines == 300  # at lines 100, 200 and 300
+    assert list(s.sorted()) == sorted(lines)
+
+
 def test_external_sorter_small_input_stays_in_memory(tmp_path: Path) -> None:
     s = ExternalSorter(tmp_path)
     s.extend([b"b\n", b"a\n"])

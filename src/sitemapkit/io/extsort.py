@@ -74,10 +74,18 @@ class ExternalSorter:
             self._spill()
 
     def extend(self, lines: Iterable[bytes]) -> None:
-        """Add many lines; faster than calling :meth:`add` for each."""
+        """Add many lines; faster than calling :meth:`add` for each (a list that fits
+        in the budget is taken at once)."""
         buf = self._buf
         size = self._size
         limit = self.max_bytes
+        if isinstance(lines, list):
+            more = sum(map(len, lines)) + _OVERHEAD * len(lines)
+            if size + more < limit:
+                buf.extend(lines)
+                self._size = size + more
+                self.lines += len(lines)
+                return
         n = 0
         for line in lines:
             buf.append(line)

@@ -446,14 +446,19 @@ class StateStore:
         self.duplicate_examples = list(rec["examples"])  # type: ignore[call-overload]
         self._counts["unchanged"] = self.count - self.duplicates
 
-    def entries(self) -> Iterator[bytes]:
-        """The staged entry lines in input order (after :meth:`resolve`)."""
-        with open(self.folder / "entries", "rb", buffering=1 << 20) as fh:
-            yield from fh
-
-    def spool(self, n: int) -> Path:
-        """Where shard ``n``'s entry lines are gathered (the run folder)."""
-        return self.folder / f"shard-{n}"
+    def entries(self, rows: int) -> Iterator[bytes]:
+        """The staged entry lines in input order (after :meth:`resolve`), ``rows`` at a
+        time, each stretch joined (read at once: its bytes are the sizes' sum)."""
+        sizes = self.sizes
+        with open(self.folder / "entries", "rb", buffering=0) as fh:
+            for lo in range(0, self.count, rows):
+                want = sum(sizes[lo : lo + rows])
+                chunk = fh.read(want)
+                if len(chunk) != want:
+                    raise RuntimeError(f"the run's entry lines end before entry {lo:,}")
+                yield chunk
+            if fh.read(1):
+                raise RuntimeError("the run's entry lines go on past the last entry")
 
     def old_shard(self, n: int) -> tuple[bytes, str] | None:
         row = self.db.execute("SELECT digest, changed FROM shards WHERE n=?", (n,)).fetchone()

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import itertools
 import operator
 import re
 from array import array
@@ -306,18 +305,14 @@ class IncrementalRun:
         within each: (shard, lines, how many), a range of rows at a time."""
         st = self._state
         shards, cids, flags, stamps = st.shards, st.cids, st.flags, self._stamps
-        entries = st.entries()
-        read = 0
-        for lo, hi in _ranges(st.count):
-            lines = list(itertools.islice(entries, hi - lo))
-            read += len(lines)
+        for (lo, hi), chunk in zip(_ranges(st.count), st.entries(_RANGE), strict=True):
             sh = shards[lo:hi].tolist()
             n = sh[0]
             if n > 0 and sh.count(n) == len(sh):
                 fls = bytes(flags[lo:hi])
                 if not fls.translate(None, _OWN_FLAGS):  # every entry as staged
                     if wanted is None or n in wanted:
-                        yield n, b"".join(lines), len(lines)
+                        yield n, chunk, hi - lo
                     continue
                 cl = cids[lo:hi].tolist()
                 if len(fls.translate(None, _OWN_FLAGS)) == len(fls) and cl.count(cl[0]) == len(cl):
@@ -325,11 +320,13 @@ class IncrementalRun:
                     # (``</loc>`` ends the loc of an entry only: other locs are prefixed)
                     if wanted is None or n in wanted:
                         stamp = stamps[cl[0]]
-                        chunk = b"".join(lines)
                         if stamp:
                             chunk = chunk.replace(b"</loc>", b"</loc>" + stamp)
-                        yield n, chunk, len(lines)
+                        yield n, chunk, hi - lo
                     continue
+            lines = chunk.splitlines(keepends=True)
+            if len(lines) != hi - lo:  # an entry line holding a newline: escape() sees to that
+                raise AssertionError(f"entries {lo:,}-{hi:,} are {len(lines):,} lines")
             groups: dict[int, list[bytes]] = {}
             for seq, entry in enumerate(lines, lo):
                 n = shards[seq]
@@ -344,9 +341,6 @@ class IncrementalRun:
                 groups.setdefault(n, []).append(line)
             for n, group in groups.items():
                 yield n, b"".join(group), len(group)
-        if read != st.count or next(entries, None) is not None:
-            # an entry line holding a newline: never, escape() sees to that
-            raise AssertionError(f"{st.count} entries staged, {read} read back")
 
     def _measure(self, shard_ns: dict[int, int]) -> dict[int, _Measure]:
         """Each shard's entries, raw bytes, digest of its bytes and (on a first run) the
