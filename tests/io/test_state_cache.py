@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 import sitemapkit as sk
 from sitemapkit.io.sources import write_inputs
 from sitemapkit.io.state import changed_in_last_run
@@ -279,3 +281,22 @@ def test_killed_at_many_moments_of_a_cached_run_leaves_old_or_new_and_recovers(
         assert f"0 added, 0 changed, 0 removed, {N:,} unchanged" in done.stdout
         assert len(_caches(state)) == 1
     assert outcomes == {"old", "new"}
+
+
+def test_no_url_is_taken_after_a_file_the_cache_gave(tmp_path: Path) -> None:
+    """The cached ranges have no sort keys: a URL added after them is refused, clearly,
+    and nothing is published; added before the file, the file is merged with it."""
+    rows = _rows()
+    state, out = tmp_path / "s.sqlite", tmp_path / "out"
+    src = _csv(tmp_path / "a.csv", rows)
+    _write(src, out, state, T0, MAX_URLS)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    w = sk.SitemapWriter(out, base_url=BASE, max_urls=MAX_URLS, state=state, gzip=False)
+    with pytest.raises(RuntimeError, match="add them before the file"), w:
+        write_inputs(w, [str(src)], parallel_min=0)
+        w.add(BASE + "extra")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    with sk.SitemapWriter(out, base_url=BASE, max_urls=MAX_URLS, state=state, gzip=False) as w:
+        w.add(BASE + "extra")
+        write_inputs(w, [str(src)], parallel_min=0)
+    assert w.result.changes == {"added": 1, "changed": 0, "unchanged": N - 1, "removed": 0}

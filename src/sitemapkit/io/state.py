@@ -189,8 +189,10 @@ class StateStore:
         self._urls = self._urls[0] if self._urls is not None else None
         _clear_url_files(self.path, keep=self._urls)
         #: The last run's cache folder (beside this file) and its record.
-        self._cache: str | None = meta.get("cache")
-        self._cache_record: dict[str, object] = json.loads(meta.get("cache_ranges", "{}"))
+        q = "SELECT key, value FROM meta WHERE key IN ('cache', 'cache_ranges')"
+        cache = dict(self.db.execute(q).fetchall())
+        self._cache: str | None = cache.get("cache")
+        self._cache_record: dict[str, object] = json.loads(cache.get("cache_ranges", "{}"))
         _clear_caches(self.path, keep=self._cache)
         self._legacy = bool(self.db.execute("SELECT EXISTS(SELECT 1 FROM urls)").fetchone()[0])
         self._had_removed = bool(
@@ -242,8 +244,21 @@ class StateStore:
             self._rows = []
             self.stage(list(locs), list(entries), list(fps), list(contents), bytes(flags))
 
+    @property
+    def staged(self) -> int:
+        """URLs staged so far, those still buffered included."""
+        return self.count + len(self._rows)
+
+    def _refuse_more(self) -> None:
+        if self._reusing:  # the cached ranges have no keys to merge these with
+            raise RuntimeError(
+                "a run that takes a whole input file from the last run's cache takes no "
+                "other URLs after it: add them before the file"
+            )
+
     def stage_one(self, loc: str, entry: bytes, fp: str, content: str | None, flags: int) -> None:
         """Stage one URL (buffered): its entry line, fingerprints (hex) and flags."""
+        self._refuse_more()
         self._rows.append((loc.encode(), entry, fp.encode(), (content or "").encode(), flags))
         if len(self._rows) >= _BLOCK:
             self._flush()
@@ -258,6 +273,7 @@ class StateStore:
     ) -> None:
         """Stage URLs in input order: locs (UTF-8), entry lines, fingerprints and content
         hashes in hex (``b""``: none; ``contents`` ``None``: none has one), flags."""
+        self._refuse_more()
         self._flush()  # the rows staged one by one before these
         seq = self.count
         self.count += len(locs)
@@ -307,7 +323,7 @@ class StateStore:
         """The ranges the last run staged, if it kept them under ``key`` and its cache is
         whole (every file of the size its record says); ``None`` otherwise."""
         rec = self._cache_record
-        if self._cache is None or self._urls is None or self._legacy or self.count:
+        if self._cache is None or self._urls is None or self._legacy or self.staged:
             return None
         if rec.get("format") != _CACHE_FORMAT or rec.get("key") != key:
             return None
@@ -329,7 +345,7 @@ class StateStore:
         anything is staged, after :meth:`cached`; every range is then staged from the
         cache (:meth:`stage_cached`) or made anew (:meth:`stage_made`) with the same
         locs and fingerprints, in input order, or the run :meth:`restart` s."""
-        if self.count or not self._cached_at:
+        if self.staged or not self._cached_at:
             raise RuntimeError("reuse() needs a cache and nothing staged")
         self._reusing = True
 

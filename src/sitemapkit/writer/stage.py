@@ -68,7 +68,7 @@ def stage_plain_file(
     ``key`` names all that the entry lines and fingerprints depend on besides the input
     bytes: with one, the ranges are recorded for the next run, and the last run's are
     reused where they fit (see the module docstring); ``None``: neither."""
-    if state.count or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
+    if state.staged or (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
         return False
     try:
         ranges = list(iter_ranges(source.path, source.body_start, _STAGE_LINES))
