@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -168,13 +169,16 @@ def test_a_file_staged_by_forked_processes_is_staged_as_its_lines_would_be(
 #: A run of ``write`` in which every shard written is logged (``main`` or ``child``, the
 #: process and the shard numbers); ``how``: ``forked`` as it is, ``in-process`` with
 #: another thread running (so no fork), ``kill`` with the shard writer of shard 3 killed
-#: half-way through its file, ``full`` with that writer meeting a full disk.
+#: half-way through its file, ``full`` with that writer meeting a full disk, ``interrupt``
+#: with each writer waiting in its first shard until it is ended (logged ``waiting``; what
+#: it writes after that is logged too).
 _SPY = """
-import errno, os, signal, threading, zlib
+import errno, os, signal, threading, time, zlib
 from sitemapkit.cli.main import main
-from sitemapkit.io import files
+from sitemapkit.io import child, files
 from sitemapkit.writer import incremental
-MAIN, how, log = os.getpid(), {how!r}, {log!r}
+signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever the test runner set
+MAIN, how, log, waited = os.getpid(), {how!r}, {log!r}, []
 if how == "in-process":
     threading.Thread(target=threading.Event().wait, daemon=True).start()
 write_files = incremental.IncrementalRun._write_files
@@ -198,6 +202,12 @@ def wrote(self, data):
         with open(log, "a") as fh:
             fh.write(f"killed {{self.path.stat().st_size}}\\n")
         os.kill(os.getpid(), signal.SIGKILL)
+    if how == "interrupt" and os.getpid() != MAIN and len(data) > 1000:
+        with open(log, "a") as fh:
+            fh.write("wrote after the end\\n" if waited else "waiting\\n")
+        while not waited and not child.cancelled():
+            time.sleep(0.01)
+        waited.append(True)
 files.open, files.ShardFile.write = full, wrote
 main({argv!r})
 """
@@ -284,3 +294,47 @@ def test_a_shard_writer_meeting_a_full_disk_fails_the_run_and_publishes_nothing(
     assert again.returncode == 0, again.stderr
     assert which(run.out, {"A": a, "B": [(loc, "2024-05-05") for loc, _ in b]}) == "B"
     only_the_set(run.out)
+
+
+def test_ctrl_c_while_the_shard_writers_work_ends_them_and_publishes_nothing(
+    tmp_path: Path,
+) -> None:
+    a, b = _sets()
+    src_a, src_b = tmp_path / "a.csv", tmp_path / "b.csv"
+    src_a.write_text(csv_text(a))
+    src_b.write_text(csv_text([(loc, "2024-05-05") for loc, _ in b]))  # every shard changes
+    run = Run(tmp_path / "out", 300, state=tmp_path / "s.sqlite")
+    assert run.write(src_a).returncode == 0
+    before, state = _files(run.out), _state(tmp_path / "s.sqlite")
+    log = tmp_path / "out.log"
+    code = _SPY.format(how="interrupt", log=str(log), argv=run.argv(src_b))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=run.env(),
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        while not (log.exists() and log.read_text().count("waiting") == 2):
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.01)
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole process group
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "sitemapkit: aborted" in err
+    assert "wrote after" not in log.read_text()  # each stopped at once
+    for _ in range(500):  # the writers are gone too (reaped by the run before it exited)
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.01)
+    else:
+        raise AssertionError("a shard writer process outlived the run")
+    assert _files(run.out) == before
+    assert _state(tmp_path / "s.sqlite") == state
+    assert staging(run.out) == []
