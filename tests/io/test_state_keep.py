@@ -270,15 +270,22 @@ def test_shards_written_by_forked_processes_are_the_bytes_written_here(tmp_path:
     assert got["kill"] == got["forked"]
 
 
+def _a_then_b(tmp_path: Path) -> tuple[Run, Path, dict[str, list[tuple[str, str]]]]:
+    """A written with a state (7 shards), and the file of B to write over it: A with
+    every lastmod changed (so every shard is written); the sets by name."""
+    a, _ = _sets()
+    named = {"A": a, "B": [(loc, "2024-05-05") for loc, _ in a]}
+    for name, entries in named.items():
+        (tmp_path / f"{name}.csv").write_text(csv_text(entries))
+    run = Run(tmp_path / "out", 300, state=tmp_path / "s.sqlite")
+    assert run.write(tmp_path / "A.csv").returncode == 0
+    return run, tmp_path / "B.csv", named
+
+
 def test_a_shard_writer_meeting_a_full_disk_fails_the_run_and_publishes_nothing(
     tmp_path: Path,
 ) -> None:
-    a, b = _sets()
-    src_a, src_b = tmp_path / "a.csv", tmp_path / "b.csv"
-    src_a.write_text(csv_text(a))
-    src_b.write_text(csv_text([(loc, "2024-05-05") for loc, _ in b]))  # every shard changes
-    run = Run(tmp_path / "out", 300, state=tmp_path / "s.sqlite")
-    assert run.write(src_a).returncode == 0
+    run, src_b, named = _a_then_b(tmp_path)
     before, state = _files(run.out), _state(tmp_path / "s.sqlite")
     done, log = _spied(run, src_b, "full")
     assert done.returncode == 1
@@ -292,19 +299,14 @@ def test_a_shard_writer_meeting_a_full_disk_fails_the_run_and_publishes_nothing(
     assert staging(run.out) == []
     again = run.write(src_b)
     assert again.returncode == 0, again.stderr
-    assert which(run.out, {"A": a, "B": [(loc, "2024-05-05") for loc, _ in b]}) == "B"
+    assert which(run.out, named) == "B"
     only_the_set(run.out)
 
 
 def test_ctrl_c_while_the_shard_writers_work_ends_them_and_publishes_nothing(
     tmp_path: Path,
 ) -> None:
-    a, b = _sets()
-    src_a, src_b = tmp_path / "a.csv", tmp_path / "b.csv"
-    src_a.write_text(csv_text(a))
-    src_b.write_text(csv_text([(loc, "2024-05-05") for loc, _ in b]))  # every shard changes
-    run = Run(tmp_path / "out", 300, state=tmp_path / "s.sqlite")
-    assert run.write(src_a).returncode == 0
+    run, src_b, named = _a_then_b(tmp_path)
     before, state = _files(run.out), _state(tmp_path / "s.sqlite")
     log = tmp_path / "out.log"
     code = _SPY.format(how="interrupt", log=str(log), argv=run.argv(src_b))
@@ -336,5 +338,6 @@ def test_ctrl_c_while_the_shard_writers_work_ends_them_and_publishes_nothing(
     else:
         raise AssertionError("a shard writer process outlived the run")
     assert _files(run.out) == before
+    assert which(run.out, named) == "A"
     assert _state(tmp_path / "s.sqlite") == state
     assert staging(run.out) == []
