@@ -1,10 +1,12 @@
-"""Incremental runs keep the live file of an unchanged shard (``Publisher.keep``), and stage
-a whole plain input in forked processes: both must give what the plain way gives."""
+"""Incremental runs keep the live file of an unchanged shard (``Publisher.keep``), stage
+a whole plain input in forked processes and write the shards in forked processes: each
+must give what the plain way gives."""
 
 from __future__ import annotations
 
 import gzip
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -162,3 +164,180 @@ def test_a_file_staged_by_forked_processes_is_staged_as_its_lines_would_be(
         assert {n: d for n, (d, _) in files.items()} == {n: d for n, (d, _) in files2.items()}
         assert urls == urls2, k
         assert said == said2
+
+
+#: A run of ``write`` in which every shard written is logged (``main`` or ``child``, the
+#: process and the shard numbers); ``how``: ``forked`` as it is, ``in-process`` with
+#: another thread running (so no fork), ``kill`` with the shard writer of shard 3 killed
+#: half-way through its file, ``full`` with that writer meeting a full disk, ``interrupt``
+#: with each writer waiting in its first shard until it is ended (logged ``waiting``; what
+#: it writes after that is logged too).
+_SPY = """
+import errno, os, signal, threading, time, zlib
+from sitemapkit.cli.main import main
+from sitemapkit.io import child, files
+from sitemapkit.writer import incremental
+signal.signal(signal.SIGINT, signal.default_int_handler)  # whatever the test runner set
+MAIN, how, log, waited = os.getpid(), {how!r}, {log!r}, []
+if how == "in-process":
+    threading.Thread(target=threading.Event().wait, daemon=True).start()
+write_files = incremental.IncrementalRun._write_files
+def logged(self, numbers, *a, **k):
+    with open(log, "a") as fh:
+        fh.write(f"{{'main' if os.getpid() == MAIN else 'child'}} {{os.getpid()}} {{numbers}}\\n")
+    return write_files(self, numbers, *a, **k)
+incremental.IncrementalRun._write_files = logged
+def third(path):
+    return os.getpid() != MAIN and os.path.basename(path).startswith("sitemap-3.")
+def full(path, *a, **k):  # the open() of files.ShardFile.open
+    if how == "full" and third(path):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    return open(path, *a, **k)
+shard_write = files.ShardFile.write
+def wrote(self, data):
+    shard_write(self, data)
+    if how == "kill" and third(self.path) and len(data) > 1000:
+        self._fh.write(self._z.flush(zlib.Z_SYNC_FLUSH))  # what it has deflated, on disk
+        self._fh.flush()
+        with open(log, "a") as fh:
+            fh.write(f"killed {{self.path.stat().st_size}}\\n")
+        os.kill(os.getpid(), signal.SIGKILL)
+    if how == "interrupt" and os.getpid() != MAIN and len(data) > 1000:
+        with open(log, "a") as fh:
+            fh.write("wrote after the end\\n" if waited else "waiting\\n")
+        while not waited and not child.cancelled():
+            time.sleep(0.01)
+        waited.append(True)
+files.open, files.ShardFile.write = full, wrote
+main({argv!r})
+"""
+
+
+def _spied(run: Run, src: Path, how: str) -> tuple[subprocess.CompletedProcess[str], list[str]]:
+    log = run.out.parent / f"{run.out.name}.log"
+    log.unlink(missing_ok=True)
+    code = _SPY.format(how=how, log=str(log), argv=run.argv(src))
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=run.env(), capture_output=True, text=True, check=False
+    )
+    return done, log.read_text().splitlines() if log.exists() else []
+
+
+def _state(state: Path) -> tuple[list[tuple[object, ...]], list[tuple[object, ...]]]:
+    db = sqlite3.connect(state)
+    try:
+        shards = db.execute("SELECT n, digest, changed FROM shards ORDER BY n").fetchall()
+        files = db.execute("SELECT n, name, digest, how FROM published ORDER BY n").fetchall()
+    finally:
+        db.close()
+    return shards, files
+
+
+def _writes(log: list[str]) -> list[tuple[str, int, str]]:
+    """The log's shard writes: (main or child, process id, the shard numbers)."""
+    return [(x.split(" ", 2)[0], int(x.split(" ", 2)[1]), x.split(" ", 2)[2]) for x in log]
+
+
+def test_shards_written_by_forked_processes_are_the_bytes_written_here(tmp_path: Path) -> None:
+    a, _ = _sets()
+    src = tmp_path / "a.csv"
+    src.write_text(csv_text(a))
+    got: dict[str, tuple[dict[str, bytes], object]] = {}
+    for how in ("forked", "in-process", "kill"):
+        run = Run(tmp_path / how, 300, state=tmp_path / f"{how}.sqlite")
+        done, log = _spied(run, src, how)
+        assert done.returncode == 0, done.stderr
+        files = {n: data for n, (data, _) in _files(run.out).items()}
+        got[how] = (files, _state(tmp_path / f"{how}.sqlite"))
+        if how == "forked":  # 7 shards: every other one by each of two processes
+            writes = _writes(log)
+            assert sorted((who, nums) for who, _, nums in writes) == [
+                ("child", "[1, 3, 5, 7]"),
+                ("child", "[2, 4, 6]"),
+            ]
+            assert len({pid for _, pid, _ in writes}) == 2
+        elif how == "in-process":  # a thread runs: no fork
+            assert [(who, nums) for who, _, nums in _writes(log)] == [
+                ("main", "[1, 2, 3, 4, 5, 6, 7]")
+            ]
+        else:  # the process writing 1, 3, 5, 7 died in 3: they are written here again
+            (killed,) = (x for x in log if x.startswith("killed "))
+            assert int(killed.split()[1]) > 100  # it left a file half-written
+            writes = _writes([x for x in log if x != killed])
+            assert (writes[-1][0], writes[-1][2]) == ("main", "[1, 3, 5, 7]")
+    assert len(got["forked"][0]) == 8  # 7 shards and the index
+    assert got["forked"] == got["in-process"]
+    assert got["kill"] == got["forked"]
+
+
+def _a_then_b(tmp_path: Path) -> tuple[Run, Path, dict[str, list[tuple[str, str]]]]:
+    """A written with a state (7 shards), and the file of B to write over it: A with
+    every lastmod changed (so every shard is written); the sets by name."""
+    a, _ = _sets()
+    named = {"A": a, "B": [(loc, "2024-05-05") for loc, _ in a]}
+    for name, entries in named.items():
+        (tmp_path / f"{name}.csv").write_text(csv_text(entries))
+    run = Run(tmp_path / "out", 300, state=tmp_path / "s.sqlite")
+    assert run.write(tmp_path / "A.csv").returncode == 0
+    return run, tmp_path / "B.csv", named
+
+
+def test_a_shard_writer_meeting_a_full_disk_fails_the_run_and_publishes_nothing(
+    tmp_path: Path,
+) -> None:
+    run, src_b, named = _a_then_b(tmp_path)
+    before, state = _files(run.out), _state(tmp_path / "s.sqlite")
+    done, log = _spied(run, src_b, "full")
+    assert done.returncode == 1
+    assert [x[0] for x in _writes(log)] == ["child", "child"]
+    assert done.stderr.startswith(
+        "sitemapkit: error: could not write sitemap-3.xml.gz: No space left on device; "
+        "nothing was published, the earlier sitemaps are as they were"
+    ), done.stderr
+    assert _files(run.out) == before
+    assert _state(tmp_path / "s.sqlite") == state
+    assert staging(run.out) == []
+    again = run.write(src_b)
+    assert again.returncode == 0, again.stderr
+    assert which(run.out, named) == "B"
+    only_the_set(run.out)
+
+
+def test_ctrl_c_while_the_shard_writers_work_ends_them_and_publishes_nothing(
+    tmp_path: Path,
+) -> None:
+    run, src_b, named = _a_then_b(tmp_path)
+    before, state = _files(run.out), _state(tmp_path / "s.sqlite")
+    log = tmp_path / "out.log"
+    code = _SPY.format(how="interrupt", log=str(log), argv=run.argv(src_b))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code],
+        env=run.env(),
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        while not (log.exists() and log.read_text().count("waiting") == 2):
+            assert proc.poll() is None, proc.communicate()
+            time.sleep(0.01)
+        os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole process group
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "sitemapkit: aborted" in err
+    assert "wrote after" not in log.read_text()  # each stopped at once
+    for _ in range(500):  # the writers are gone too (reaped by the run before it exited)
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.01)
+    else:
+        raise AssertionError("a shard writer process outlived the run")
+    assert _files(run.out) == before
+    assert which(run.out, named) == "A"
+    assert _state(tmp_path / "s.sqlite") == state
+    assert staging(run.out) == []

@@ -19,15 +19,17 @@ state file.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import operator
+import os
 import re
 from array import array
 from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Final, cast
 from urllib.parse import unquote
 
 from .. import __version__
@@ -37,6 +39,8 @@ from ..core.split import fits
 from ..core.urls import Origin, unescape
 from ..core.w3cdate import written
 from ..errors import InputError
+from ..io import child
+from ..io.child import Child, ChildError
 from ..io.files import GZIP_BACKEND, Publisher, ShardFile, file_digest
 from ..io.sources import PlainFile, Progress
 from ..io.state import DUPLICATE, NEWS, NS, OWN, PLACED, StateStore
@@ -62,6 +66,7 @@ _RANGE: Final = 4096  # rows looked at together while shards are assigned
 _FINGERPRINT: Final = functools.partial(hashlib.blake2b, digest_size=16)
 _hex: Final = operator.methodcaller("hexdigest")
 _OPEN: Final = 32  # shard files written at a time (a deflate state each)
+_WRITERS: Final = 2  # forked shard writers
 #: The flag bytes that have OWN (deleted by ``translate``: what is left has none).
 _OWN_FLAGS: Final = bytes(f for f in range(256) if f & OWN)
 
@@ -77,6 +82,10 @@ class _Measure:
     count: int = 0
     raw: int = 0
     stored: int = 0
+
+
+class _Cancelled(Exception):
+    """A forked shard writer was ended while it wrote (its answer is not wanted)."""
 
 
 def _ranges(count: int) -> Iterator[tuple[int, int]]:
@@ -363,10 +372,75 @@ class IncrementalRun:
         return out
 
     def _write_shards(self, names: dict[int, str], measured: dict[int, _Measure]) -> dict[int, str]:
-        """Write the shards ``names`` (number: staged name), at most :data:`_OPEN` at a
-        pass over the entries; returns the digest of each file's bytes."""
+        """Write the shards ``names`` (number: staged name); returns the digest of each
+        file's bytes.
+
+        Two or more are written by two forked processes (:meth:`_write_forked`); a shard
+        none of them wrote (no fork, a process gone) is written here, over whatever file
+        a dead process left.
+        """
+        numbers = sorted(names)
+        done = self._write_forked(numbers, names, measured) if len(numbers) > 1 else {}
+        left = [n for n in numbers if n not in done]
+        if left:
+            done.update(self._write_files(left, names, measured))
+        return {n: done[n] for n in numbers}
+
+    def _write_forked(
+        self, numbers: list[int], names: dict[int, str], measured: dict[int, _Measure]
+    ) -> dict[int, str]:
+        """The digests of the shards two forked processes wrote, every other number each
+        (so both deflate about as many bytes), while this process waits.
+
+        They inherit this run (the columns are maps of files, the entries a file, so a
+        fork reads what this process staged) and write whole files in the staging area.
+        A process that cannot be forked (another thread runs, no ``os.fork``, out of
+        processes) or that ends without its answer (killed, out of memory, a crash)
+        leaves its shards out of the result; an error it raised (a full disk) is raised
+        here, once both are ended.
+        """
+        if (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
+            return {}
+
+        def handle(share: list[int]) -> dict[int, str]:
+            return self._write_files(share, names, measured, forked=True)
+
+        workers: list[Child] = []
+        done: dict[int, str] = {}
+        try:
+            with contextlib.suppress(ChildError, OSError):
+                for _ in range(_WRITERS):
+                    workers.append(Child.fork(handle, name="a shard writer process"))
+            busy: list[Child] = []
+            for k, worker in enumerate(workers):
+                with contextlib.suppress(ChildError):  # gone already: its share is left
+                    worker.send(numbers[k :: len(workers)])
+                    busy.append(worker)
+            while busy:
+                for worker in child.ready(busy):
+                    busy.remove(worker)
+                    with contextlib.suppress(ChildError):  # its share is left
+                        done.update(cast("dict[int, str]", worker.receive()))
+        finally:
+            child.close_all(workers, grace=10)
+        return done
+
+    def _write_files(
+        self,
+        numbers: list[int],
+        names: dict[int, str],
+        measured: dict[int, _Measure],
+        *,
+        forked: bool = False,
+    ) -> dict[int, str]:
+        """Write the shards ``numbers``, at most :data:`_OPEN` at a pass over the entries;
+        returns the digest of each file's bytes.
+
+        ``forked``: in a forked writer, which syncs each file to the disk (the publish's
+        sync of it is then quick) and stops once this process ends it.
+        """
         assert self._publisher is not None
-        s, numbers, out = self.s, sorted(names), {}
+        s, out = self.s, {}
         for at in range(0, len(numbers), _OPEN):
             group = numbers[at : at + _OPEN]
             files: dict[int, ShardFile] = {}
@@ -377,10 +451,12 @@ class IncrementalRun:
                 f.open()
                 f.write(measured[n].head)
             for n, chunk, _ in self._pieces(files):
+                if forked and child.cancelled():
+                    raise _Cancelled
                 files[n].write(chunk)
             for n, f in files.items():
                 f.write(s.footer)
-                f.close()
+                f.close(sync=forked)
                 out[n] = file_digest(f.path)
         return out
 
