@@ -300,3 +300,26 @@ def test_no_url_is_taken_after_a_file_the_cache_gave(tmp_path: Path) -> None:
         w.add(BASE + "extra")
         write_inputs(w, [str(src)], parallel_min=0)
     assert w.result.changes == {"added": 1, "changed": 0, "unchanged": N - 1, "removed": 0}
+
+
+def test_the_shard_fields_are_set_the_same_whatever_the_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The URL file's shard fields are set 256 KiB at a time: read 64 bytes at a time
+    (shorter than a line: the read grows until a line ends), the state is the same."""
+    from sitemapkit.io import state as state_module
+
+    rows = _rows()
+    more = [*rows[:20_000], (BASE + "new", *rows[0][1:]), *rows[20_000:]]
+    got = []
+    for chunk in (64, state_module._REWRITE):
+        monkeypatch.setattr(state_module, "_REWRITE", chunk)
+        state, out = tmp_path / f"{chunk}" / "s.sqlite", tmp_path / f"{chunk}" / "out"
+        state.parent.mkdir()
+        for k, version in enumerate((rows, more)):  # every URL placed, then one
+            src = _csv(tmp_path / f"in-{k}.csv", version)
+            result = _write(src, out, state, T0 + dt.timedelta(hours=k), MAX_URLS)
+            got.append(_seen(out, state, result))
+    assert got[:2] == got[2:]
+    shards = {line.split(b"\t")[1] for line in _url_file(tmp_path / "64" / "s.sqlite").splitlines()}
+    assert shards == {b"%08x" % n for n in range(1, 6)}

@@ -16,21 +16,22 @@ run's entries go to a run folder beside the state file (``.NAME.run-PID-…``), 
 (loc, input position, fingerprints) to an external sort (:mod:`.extsort`, 64 MiB in
 memory at most), and the sorted keys are merged once with the URL file (bytes order,
 as SQLite's for a state of the earlier format, whose URLs are in its ``urls`` table and
-move to a URL file on the first run). The merge writes the new URL file as it goes and
-fills columns of fixed-width values, one per staged URL, in files the run maps into
-memory (``mmap``): the shard (the old one, then the assigned one; ``DUPLICATE`` for a
-repeated loc), the change time (an index into :attr:`StateStore.times`), the entry's
-size, its flags and where its line's shard field is in the new URL file. So Python holds
-nothing per URL: 21 bytes a URL are in the columns on disk, beside the entry, its key and
-its line of the URL file, and the operating system's page cache decides what is in
-memory. Blocks of keys are merged at once where they match the stored URLs (or follow
-the last one), compared as fields at C speed (see :class:`_Merge`).
+move to a URL file on the first run). The merge writes the new URL file as it goes, the
+input position of each of its lines (the column ``order``), and fills columns of
+fixed-width values, one per staged URL, in files the run maps into memory (``mmap``):
+the shard (the old one, then the assigned one; ``DUPLICATE`` for a repeated loc), the
+change time (an index into :attr:`StateStore.times`), the entry's size and its flags.
+So Python holds nothing per URL: 17 bytes a URL are in the columns on disk, beside the
+entry, its key and its line of the URL file, and the operating system's page cache
+decides what is in memory. Blocks of keys are merged at once where they match the stored
+URLs (or follow the last one), compared as fields at C speed (see :class:`_Merge`).
 
-:meth:`StateStore.commit` completes the new URL file (the shards assigned in the run),
-syncs it to disk, then in the run's one transaction (begun when the store opens) names
-it in the meta table and records the removed URLs, the shards and the digests of the
-shard files written; the file it replaces is deleted after. A crash leaves the old
-state or the new one (a URL file no state names is deleted by the next run).
+:meth:`StateStore.commit` completes the new URL file (when the run assigned shards, every
+line's shard field, 256 KiB at a time), syncs it to disk, then in the run's one
+transaction (begun when the store opens) names it in the meta table and records the
+removed URLs, the shards and the digests of the shard files written; the file it
+replaces is deleted after. A crash leaves the old state or the new one (a URL file no
+state names is deleted by the next run).
 
 A run that staged a plain input file range by range (:mod:`sitemapkit.writer.stage`)
 also keeps its columns and entry lines, as they were at commit, in a cache folder beside
@@ -99,11 +100,14 @@ PLACED: Final = 0x40  # assigned a shard by this run (new, or displaced from its
 DUPLICATE: Final = -1
 _BLOCK: Final = 4096  # rows buffered before they go to the run folder
 _SORT_BYTES: Final = 64 << 20  # memory for the sort of the keys (200,000 URLs fit)
-#: The run folder's files that a cache keeps, and their widths a URL (0: the entry lines).
-_CACHED: Final = {"entries": 0, "sizes": 4, "flags": 1, "shards": 4, "cids": 4, "offsets": 8}
+#: The run folder's files that a cache keeps, and their widths a URL (0: the entry lines;
+#: ``order`` has one a line of the URL file, so none for a repeated loc).
+_CACHED: Final = {"entries": 0, "sizes": 4, "flags": 1, "shards": 4, "cids": 4, "order": 4}
 _CACHE_FORMAT: Final = 1  # of the cache's record (meta ``cache_ranges``)
 #: Flags as staged: without PLACED (which the run that cached them set).
 _UNPLACED: Final = bytes(f & ~PLACED for f in range(256))
+_PLACED_FLAGS: Final = bytes(f for f in range(256) if f & PLACED)  # (deleted by translate)
+_REWRITE: Final = 256 << 10  # bytes of the URL file read at a time to set its shard fields
 
 
 class Range(NamedTuple):
@@ -329,9 +333,14 @@ class StateStore:
             return None
         ranges = [Range(*r) for r in rec["ranges"]]  # type: ignore[attr-defined]
         count = sum(r.lines for r in ranges)
+        lines = count - int(rec["duplicates"])  # type: ignore[call-overload]
         folder = self.path.parent / self._cache
         for name, width in _CACHED.items():
-            want = width * count if width else sum(r.size for r in ranges)
+            want = (
+                width * (lines if name == "order" else count)
+                if width
+                else sum(r.size for r in ranges)
+            )
             try:
                 if (folder / name).stat().st_size != want:
                     return None
@@ -381,19 +390,18 @@ class StateStore:
         """
         self._flush()
         self._close_columns()
-        for name, width in (("shards", 4), ("cids", 4), ("offsets", 8)):
+        for name in ("shards", "cids"):
             if self._reusing:
                 assert self._cache is not None
                 shutil.copyfile(self.path.parent / self._cache / name, self.folder / name)
                 continue
             with open(self.folder / name, "wb") as fh:
-                fh.truncate(width * self.count)
+                fh.truncate(4 * self.count)
         #: Per staged URL: its shard (0: none yet), change time, entry bytes, flags.
         self.shards = self._map("shards", "i")
         self.cids = self._map("cids", "i")
         self.sizes = self._map("sizes", "I")
         self.flags = self._map("flags", "B")
-        self.offsets = self._map("offsets", "Q")
         if self._reusing:
             self._reuse()
         else:
@@ -433,8 +441,9 @@ class StateStore:
             open(self.path.parent / self._new, "wb", buffering=1 << 20) as out,
             open(self.folder / "removed", "wb") as gone,
             open(self.folder / "added", "wb") as new,
+            open(self.folder / "order", "wb") as order,
         ):
-            m = _Merge(self, now, out, gone, new if self._had_removed else None)
+            m = _Merge(self, now, out, order, gone, new if self._had_removed else None)
             keys = self._keys.sorted()
             while block := list(itertools.islice(keys, _BLOCK)):
                 if not m.take(block):
@@ -454,7 +463,8 @@ class StateStore:
         rec = self._cache_record
         if sum(r.lines for r in self.ranges) != self.count:
             raise RuntimeError("a reused run staged URLs outside its ranges")
-        shutil.copyfile(self.path.parent / self._urls, self.path.parent / self._new)
+        assert self._cache is not None
+        shutil.copyfile(self.path.parent / self._cache / "order", self.folder / "order")
         for name in ("removed", "added"):
             (self.folder / name).touch()
         self.times = list(rec["times"])  # type: ignore[call-overload]
@@ -497,18 +507,49 @@ class StateStore:
             yield from ((line[:-1].decode(),) for line in fh)
 
     def _write_urls(self) -> None:
-        """Complete the new URL file: the shards assigned to URLs (flag ``PLACED``)."""
-        path = self.path.parent / self._new
-        with open(path, "r+b") as fh:
-            if os.fstat(fh.fileno()).st_size:
-                with mmap.mmap(fh.fileno(), 0) as m:
-                    shards, offsets = self.shards, self.offsets
-                    placed = map(PLACED.__and__, self.flags)
-                    for seq in itertools.compress(range(self.count), placed):
-                        at = offsets[seq]
-                        m[at : at + 8] = b"%08x" % shards[seq]
-                    m.flush()
+        """Complete the new URL file: if this run assigned shards (flag ``PLACED``), every
+        line's shard field is set from :attr:`shards`; synced. A run that reused the last
+        one and moved no URL keeps the last run's file (it is the same)."""
+        fl = bytes(self.flags)
+        placed = len(fl.translate(None, _PLACED_FLAGS)) != len(fl)
+        if self._reusing:
+            assert self._urls is not None
+            if not placed:
+                self._new = self._urls
+                return
+            shutil.copyfile(self.path.parent / self._urls, self.path.parent / self._new)
+        with open(self.path.parent / self._new, "r+b") as fh:
+            if placed:
+                self._set_shards(fh.fileno())
             os.fsync(fh.fileno())  # on disk before the state names it
+
+    def _set_shards(self, fd: int) -> None:
+        """Write each line's shard field of the new URL file: the shard of its URL, whose
+        input position the column ``order`` (written by the merge) gives line by line.
+
+        256 KiB of lines at a time, at C speed: split at TABs (a line is ``loc, shard,
+        fp, content, changed``, so every fourth field from the second is a shard, the
+        newline inside the field after the change time), the fields replaced, joined.
+        """
+        get = self.shards.__getitem__
+        size, at = os.fstat(fd).st_size, 0
+        with open(self.folder / "order", "rb") as order:
+            while at < size:
+                want = _REWRITE
+                while (cut := (data := os.pread(fd, want, at)).rfind(b"\n") + 1) == 0:
+                    want *= 2  # a line longer than that
+                fields = data[:cut].split(b"\t")
+                n = len(fields) // 4
+                seqs = array("I", order.read(4 * n))
+                if len(fields) != 4 * n + 1 or len(seqs) != n:
+                    raise RuntimeError(f"the new URL file does not match its order at byte {at:,}")
+                shards = array("I", map(get, seqs))
+                if sys.byteorder == "little":
+                    shards.byteswap()
+                hexes = shards.tobytes().hex().encode()
+                fields[1::4] = [hexes[k : k + 8] for k in range(0, 8 * n, 8)]
+                os.pwrite(fd, b"\t".join(fields), at)
+                at += cut
 
     def commit(
         self,
@@ -693,15 +734,21 @@ class _Merge:
     """
 
     def __init__(
-        self, st: StateStore, now: bytes, out: BinaryIO, gone: BinaryIO, new: BinaryIO | None
+        self,
+        st: StateStore,
+        now: bytes,
+        out: BinaryIO,
+        order: BinaryIO,
+        gone: BinaryIO,
+        new: BinaryIO | None,
     ) -> None:
-        self.st, self.now, self.out, self.gone, self.new = st, now, out, gone, new
+        self.st, self.now, self.out, self.order = st, now, out, order
+        self.gone, self.new = gone, new
         self.stored = st._stored()
         self.ahead: list[bytes] = []  # stored lines read ahead, in order
         self.old = b""
         self.okey = b""
         self.prev = b""
-        self.pos = 0
         self.times: dict[bytes, int] = {now: 0}
         self.counts = {"added": 0, "changed": 0, "unchanged": 0, "removed": 0}
         self.duplicates = 0
@@ -753,30 +800,21 @@ class _Merge:
             return False
         self.ahead = ahead[need:][::-1]
         st = self.st
-        shards, cids, offsets = st.shards, st.cids, st.offsets
+        shards, cids = st.shards, st.cids
         seqs = _ints(kf[1 : 4 * k : 4])
-        # where each line's shard field is: after its loc and a TAB
-        olds_at = map(
-            operator.add,
-            itertools.accumulate(map(len, olds), initial=self.pos + 1),
-            map(len, kf[0 : 4 * k : 4]),
-        )
         whens = sf[4:end:5]
         if whens.count(whens[0]) == k:
             cid = self._time(whens[0])
-            for at, shard, off in zip(seqs, _ints(sf[1:end:5]), olds_at, strict=False):
+            for at, shard in zip(seqs, _ints(sf[1:end:5]), strict=False):
                 shards[at] = shard
                 cids[at] = cid
-                offsets[at] = off
         else:
             time = self._time
-            rows = zip(seqs, _ints(sf[1:end:5]), olds_at, whens, strict=False)
-            for at, shard, off, when in rows:
+            for at, shard, when in zip(seqs, _ints(sf[1:end:5]), whens, strict=False):
                 shards[at] = shard
                 cids[at] = time(when)
-                offsets[at] = off
         self.out.write(stored)
-        self.pos += len(stored)
+        seqs.tofile(self.order)
         self.counts["unchanged"] += k
         self.prev = kf[4 * k - 4]
         self._next()
@@ -785,17 +823,12 @@ class _Merge:
     def added(self, block: list[bytes], keys: bytes, kf: list[bytes]) -> bool:
         """Take ``block`` (its bytes ``keys``, fields ``kf``): new URLs after the last
         stored one. Their lines are the keys with the change time; the seq stands where
-        the shard goes, which :meth:`StateStore.commit` writes (each is assigned one)."""
+        the shard goes, which :meth:`StateStore.commit` writes (each is assigned one).
+        Their shard and change time stay 0 and 0 (now), as the columns were made."""
         k = len(block)
-        offsets, extra = self.st.offsets, len(self.now) + 1
-        lens = map(extra.__add__, map(len, block))
-        starts = itertools.accumulate(lens, initial=self.pos + 1)
-        fields = map(operator.add, starts, map(len, kf[0 : 4 * k : 4]))  # the shard's
-        for at, off in zip(_ints(kf[1 : 4 * k : 4]), fields, strict=False):
-            offsets[at] = off  # shard 0 and change time 0 (now): as the columns were made
         rows = keys.replace(b"\n", b"\t" + self.now + b"\n")
         self.out.write(rows)
-        self.pos += len(rows)
+        _ints(kf[1 : 4 * k : 4]).tofile(self.order)
         self.counts["added"] += k
         if self.new is not None:
             self.new.write(b"\n".join(kf[0 : 4 * k : 4]) + b"\n")
@@ -843,9 +876,8 @@ class _Merge:
             if self.new is not None:
                 self.new.write(key + b"\n")
             row = b"%b\t%08x%b\t%b\n" % (key, 0, line[tab + 9 : -1], when)
-        st.offsets[seq] = self.pos + tab + 1  # the shard field's
-        self.pos += len(row)
         self.out.write(row)
+        self.order.write(seq.to_bytes(4, sys.byteorder))
 
     def _gone(self) -> None:
         self.gone.write(self.okey + b"\n")

@@ -26,7 +26,7 @@ import operator
 import os
 import re
 from array import array
-from collections.abc import Container, Iterator
+from collections.abc import Callable, Container, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, cast
@@ -351,13 +351,12 @@ class IncrementalRun:
             for n, group in groups.items():
                 yield n, b"".join(group), len(group)
 
-    def _measure(self, shard_ns: dict[int, int]) -> dict[int, _Measure]:
+    def _measure(self, heads: dict[int, bytes]) -> dict[int, _Measure]:
         """Each shard's entries, raw bytes, digest of its bytes and (on a first run) the
-        latest lastmod of its entries, without writing it."""
+        latest lastmod of its entries, without writing it (``heads``: its header)."""
         s, first = self.s, self._state.first
         out: dict[int, _Measure] = {}
-        for n, ns in shard_ns.items():
-            head = s.header(ns).encode()
+        for n, head in heads.items():
             out[n] = _Measure(head, hashlib.blake2b(head, digest_size=16), Latest())
         for n, chunk, count in self._pieces():
             m = out[n]
@@ -371,26 +370,41 @@ class IncrementalRun:
             m.raw += len(m.head) + len(s.footer)
         return out
 
-    def _write_shards(self, names: dict[int, str], measured: dict[int, _Measure]) -> dict[int, str]:
-        """Write the shards ``names`` (number: staged name); returns the digest of each
-        file's bytes.
+    def _write_shards(
+        self,
+        names: dict[int, str],
+        heads: dict[int, bytes],
+        during: Callable[[], None] | None = None,
+    ) -> dict[int, str]:
+        """Write the shards ``names`` (number: staged name; ``heads``: their headers);
+        returns the digest of each file's bytes. ``during`` runs in this process while
+        they are written (before, when this process writes them).
 
         Two or more are written by two forked processes (:meth:`_write_forked`); a shard
         none of them wrote (no fork, a process gone) is written here, over whatever file
         a dead process left.
         """
         numbers = sorted(names)
-        done = self._write_forked(numbers, names, measured) if len(numbers) > 1 else {}
+        done = self._write_forked(numbers, names, heads, during) if len(numbers) > 1 else None
+        if done is None:
+            done = {}
+            if during is not None:
+                during()
         left = [n for n in numbers if n not in done]
         if left:
-            done.update(self._write_files(left, names, measured))
+            done.update(self._write_files(left, names, heads))
         return {n: done[n] for n in numbers}
 
     def _write_forked(
-        self, numbers: list[int], names: dict[int, str], measured: dict[int, _Measure]
-    ) -> dict[int, str]:
+        self,
+        numbers: list[int],
+        names: dict[int, str],
+        heads: dict[int, bytes],
+        during: Callable[[], None] | None,
+    ) -> dict[int, str] | None:
         """The digests of the shards two forked processes wrote, every other number each
-        (so both deflate about as many bytes), while this process waits.
+        (so both deflate about as many bytes), while this process runs ``during``;
+        ``None`` (``during`` not run) when there is no fork.
 
         They inherit this run (the columns are maps of files, the entries a file, so a
         fork reads what this process staged) and write whole files in the staging area.
@@ -400,10 +414,10 @@ class IncrementalRun:
         here, once both are ended.
         """
         if (os.cpu_count() or 1) < 2 or not hasattr(os, "fork"):
-            return {}
+            return None
 
         def handle(share: list[int]) -> dict[int, str]:
-            return self._write_files(share, names, measured, forked=True)
+            return self._write_files(share, names, heads, forked=True)
 
         workers: list[Child] = []
         done: dict[int, str] = {}
@@ -416,6 +430,8 @@ class IncrementalRun:
                 with contextlib.suppress(ChildError):  # gone already: its share is left
                     worker.send(numbers[k :: len(workers)])
                     busy.append(worker)
+            if during is not None:
+                during()
             while busy:
                 for worker in child.ready(busy):
                     busy.remove(worker)
@@ -429,7 +445,7 @@ class IncrementalRun:
         self,
         numbers: list[int],
         names: dict[int, str],
-        measured: dict[int, _Measure],
+        heads: dict[int, bytes],
         *,
         forked: bool = False,
     ) -> dict[int, str]:
@@ -449,7 +465,7 @@ class IncrementalRun:
                     self._publisher.stage(names[n]), gzip=s.gzip, level=s.gzip_level
                 )
                 f.open()
-                f.write(measured[n].head)
+                f.write(heads[n])
             for n, chunk, _ in self._pieces(files):
                 if forked and child.cancelled():
                     raise _Cancelled
@@ -469,16 +485,23 @@ class IncrementalRun:
         numbers = sorted(shard_ns)
         single = len(numbers) <= 1 and s.index != "always"
         refuse_many(s, 1 if single else len(numbers))
-        measured = self._measure(shard_ns or {1: 0})
+        heads = {n: s.header(ns).encode() for n, ns in (shard_ns or {1: 0}).items()}
+        names = {n: s.single_name if single else s.shard_name(n) for n in heads}
+        written: dict[int, str] | None = None
+        if st.first:  # every shard is new: measured while they are written
+            box: list[dict[int, _Measure]] = []
+            written = self._write_shards(names, heads, lambda: box.append(self._measure(heads)))
+            (measured,) = box
+        else:
+            measured = self._measure(heads)
         how = f"{s.gzip} {s.gzip_level} {GZIP_BACKEND}"
         shard_state: dict[int, tuple[bytes, str]] = {}
-        names: dict[int, str] = {}
         stage: dict[int, str] = {}
         files: dict[int, tuple[str, str, str]] = {}
         lastmods: dict[str, str] = {}
         for n in numbers or [1]:
             m = measured[n]
-            name = names[n] = s.single_name if single else s.shard_name(n)
+            name = names[n]
             d = m.digest.digest()
             old = st.old_shard(n)
             if old is not None and old[0] == d:
@@ -505,7 +528,11 @@ class IncrementalRun:
             shard_state[n] = (d, changed)
             if changed:
                 lastmods[name] = changed
-        for n, digest in self._write_shards(stage, measured).items():
+        if written is None:
+            written = self._write_shards(stage, heads)
+        elif written.keys() != stage.keys():  # a first run has no shard to keep
+            raise AssertionError(f"a first run wrote {sorted(written)}, not {sorted(stage)}")
+        for n, digest in written.items():
             files[n] = (names[n], digest, how)
             m = measured[n]
             m.stored = publisher.stage(names[n]).stat().st_size
