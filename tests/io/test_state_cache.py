@@ -180,10 +180,10 @@ def test_locs_alone_keep_their_change_times_from_the_cache(tmp_path: Path) -> No
 def _tamper(state: Path, old: bytes, new: bytes) -> None:
     """Replace ``old`` by ``new`` (as long) in the cached entry lines."""
     (cache,) = _caches(state)
-    entries = cache / "entries"
-    data = entries.read_bytes()
+    (part,) = (p for p in cache.glob("part-*") if old in p.read_bytes())
+    data = part.read_bytes()
     assert data.count(old) == 1 and len(old) == len(new)
-    entries.write_bytes(data.replace(old, new))
+    part.write_bytes(data.replace(old, new))
 
 
 def test_a_range_whose_bytes_did_not_change_is_copied_not_formatted(tmp_path: Path) -> None:
@@ -223,19 +223,20 @@ def test_a_cache_that_is_not_whole_is_not_used(tmp_path: Path) -> None:
     src = _csv(tmp_path / "a.csv", rows)
     _write(src, out, state, T0, MAX_URLS)
     expected = {loc for loc, _ in listed(out)}
-    for k, damage in enumerate(("short", "long", "missing")):
+    damages = [(what, name) for what in ("short", "long", "missing") for name in ("cids", "part")]
+    for k, (damage, name) in enumerate(damages):
         (cache,) = _caches(state)
         tampered = b"<loc>" + f"{BASE}p/1001</loc>".encode()
         _tamper(state, tampered, tampered.replace(b"1001", b"X001"))
-        cids = cache / "cids"
+        path = cache / ("cids" if name == "cids" else "part-000002")  # the last range's
         if damage == "short":
-            cids.write_bytes(cids.read_bytes()[:-4])
+            path.write_bytes(path.read_bytes()[:-4])
         elif damage == "long":
-            cids.write_bytes(cids.read_bytes() + b"\0\0\0\0")
+            path.write_bytes(path.read_bytes() + b"\0\0\0\0")
         else:
-            cids.unlink()
+            path.unlink()
         result = _write(src, out, state, T0 + dt.timedelta(hours=k + 1), MAX_URLS)
-        assert {loc for loc, _ in listed(out)} == expected, damage
+        assert {loc for loc, _ in listed(out)} == expected, (damage, name)
         assert result.changes["unchanged"] == N - 1
 
 

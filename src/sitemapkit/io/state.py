@@ -76,6 +76,7 @@ __all__ = [
     "Range",
     "StateStore",
     "changed_in_last_run",
+    "part_name",
     "sort_keys",
 ]
 
@@ -100,14 +101,20 @@ PLACED: Final = 0x40  # assigned a shard by this run (new, or displaced from its
 DUPLICATE: Final = -1
 _BLOCK: Final = 4096  # rows buffered before they go to the run folder
 _SORT_BYTES: Final = 64 << 20  # memory for the sort of the keys (200,000 URLs fit)
-#: The run folder's files that a cache keeps, and their widths a URL (0: the entry lines;
-#: ``order`` has one a line of the URL file, so none for a repeated loc).
-_CACHED: Final = {"entries": 0, "sizes": 4, "flags": 1, "shards": 4, "cids": 4, "order": 4}
+#: The run folder's columns that a cache keeps (besides the ranges' entry lines, see
+#: :func:`part_name`), and their widths a URL (``order`` has one a line of the URL file,
+#: so none for a repeated loc).
+_CACHED: Final = {"sizes": 4, "flags": 1, "shards": 4, "cids": 4, "order": 4}
 _CACHE_FORMAT: Final = 1  # of the cache's record (meta ``cache_ranges``)
 #: Flags as staged: without PLACED (which the run that cached them set).
 _UNPLACED: Final = bytes(f & ~PLACED for f in range(256))
 _PLACED_FLAGS: Final = bytes(f for f in range(256) if f & PLACED)  # (deleted by translate)
 _REWRITE: Final = 256 << 10  # bytes of the URL file read at a time to set its shard fields
+
+
+def part_name(k: int) -> str:
+    """The file in the run folder (and in a cache) of the entry lines of input range ``k``."""
+    return f"part-{k:06d}"
 
 
 class Range(NamedTuple):
@@ -225,12 +232,15 @@ class StateStore:
         self.ranges: list[Range] = []
         self.ranges_key: str | None = None
         self._reusing = False
-        self._cached_at: list[int] = []  # where each cached range's entry lines start
 
     def _open_columns(self) -> None:
         # the staged columns, written in input order; closed by resolve() or close()
         folder = self.folder
-        self._entries = open(folder / "entries", "wb", buffering=1 << 20)  # noqa: SIM115
+        #: The files of the entry lines in the run folder, in input order: a range's that
+        #: another process wrote (:meth:`stage_made`) or a cache kept, or this one's
+        #: (``_own``, for the URLs staged here since the last of those).
+        self._parts: list[str] = []
+        self._own: BinaryIO | None = None
         self._sizes = open(folder / "sizes", "wb")  # noqa: SIM115
         self._flags = open(folder / "flags", "wb")  # noqa: SIM115
         self._keys = ExternalSorter(self.folder, max_bytes=_SORT_BYTES, prefix="keys")
@@ -281,7 +291,11 @@ class StateStore:
         self._flush()  # the rows staged one by one before these
         seq = self.count
         self.count += len(locs)
-        self._entries.writelines(entries)
+        if self._own is None:
+            name = f"rows-{len(self._parts):06d}"
+            self._own = open(self.folder / name, "wb", buffering=1 << 20)  # noqa: SIM115
+            self._parts.append(name)
+        self._own.writelines(entries)
         array("I", map(len, entries)).tofile(self._sizes)
         self._flags.write(flags)
         self._keys.extend(sort_keys(locs, fps, contents, seq))
@@ -289,28 +303,38 @@ class StateStore:
     def stage_made(
         self,
         seq: int,
-        entries: bytes,
+        part: str,
         sizes: bytes,
         flags: bytes,
         keys: bytes,
         record: Range | None = None,
     ) -> None:
         """Stage URLs made elsewhere (another process) as :meth:`stage` would: the first
-        one's input position, their entry lines, sizes (``array("I")`` bytes), flags and
+        one's input position, the file in the run folder that holds their entry lines
+        (``part``, which it wrote), their sizes (``array("I")`` bytes), flags and
         :func:`sort_keys` lines, each joined; ``record``: they are a whole input range
         (see :attr:`ranges`). The keys are not needed when the run :meth:`reuse` s the
         last one's."""
         self._flush()
         if seq != self.count:
             raise RuntimeError(f"URLs staged out of order: {seq}, not {self.count}")
+        if (self.folder / part).stat().st_size != sum(array("I", sizes)):
+            raise RuntimeError(f"the entry lines of {part} are not as long as their sizes")
+        self._end_own()
+        self._parts.append(part)
         self.count += len(flags)
-        self._entries.write(entries)
         self._sizes.write(sizes)
         self._flags.write(flags)
         if not self._reusing:
             self._keys.extend(keys.splitlines(keepends=True))
         if record is not None:
             self.ranges.append(record)
+
+    def _end_own(self) -> None:
+        """Close this store's own part: URLs staged here after this go to a new one."""
+        if self._own is not None:
+            self._own.close()
+            self._own = None
 
     def restart(self) -> None:
         """Drop every URL staged (before the first :meth:`resolve`)."""
@@ -335,18 +359,15 @@ class StateStore:
         count = sum(r.lines for r in ranges)
         lines = count - int(rec["duplicates"])  # type: ignore[call-overload]
         folder = self.path.parent / self._cache
-        for name, width in _CACHED.items():
-            want = (
-                width * (lines if name == "order" else count)
-                if width
-                else sum(r.size for r in ranges)
-            )
-            try:
-                if (folder / name).stat().st_size != want:
-                    return None
-            except OSError:
+        sizes = {
+            name: width * (lines if name == "order" else count) for name, width in _CACHED.items()
+        }
+        sizes.update((part_name(k), r.size) for k, r in enumerate(ranges))
+        try:
+            if any((folder / name).stat().st_size != size for name, size in sizes.items()):
                 return None
-        self._cached_at = list(itertools.accumulate((r.size for r in ranges), initial=0))
+        except OSError:
+            return None
         return ranges
 
     def reuse(self) -> None:
@@ -354,28 +375,31 @@ class StateStore:
         anything is staged, after :meth:`cached`; every range is then staged from the
         cache (:meth:`stage_cached`) or made anew (:meth:`stage_made`) with the same
         locs and fingerprints, in input order, or the run :meth:`restart` s."""
-        if self.staged or not self._cached_at:
+        if self.staged or self._cache is None:
             raise RuntimeError("reuse() needs a cache and nothing staged")
         self._reusing = True
 
     def stage_cached(self, k: int, record: Range) -> None:
-        """Stage the last run's range ``k`` (``record``) as it was: its entry lines, sizes
-        and flags from the cache."""
+        """Stage the last run's range ``k`` (``record``) as it was: its entry lines (the
+        cache's file, linked into the run folder), sizes and flags from the cache."""
         if not self._reusing:
             raise RuntimeError("stage_cached() outside a reuse()")
         assert self._cache is not None
         folder = self.path.parent / self._cache
-        seq = self.count
-        start, n = self._cached_at[k], record.lines
-        for name, out, at, size in (
-            ("entries", self._entries, start, record.size),
-            ("sizes", self._sizes, 4 * seq, 4 * n),
-            ("flags", self._flags, seq, n),
-        ):
+        part = part_name(k)
+        try:
+            os.link(folder / part, self.folder / part)  # never written again: shared
+        except OSError:  # no hard links there
+            shutil.copyfile(folder / part, self.folder / part)
+        self._end_own()
+        self._parts.append(part)
+        seq, n = self.count, record.lines
+        for name, out, at in (("sizes", self._sizes, 4 * seq), ("flags", self._flags, seq)):
+            width = _CACHED[name]
             with open(folder / name, "rb") as fh:
                 fh.seek(at)
-                data = fh.read(size)
-            if len(data) != size:
+                data = fh.read(width * n)
+            if len(data) != width * n:
                 raise RuntimeError(f"the cache's {name} file is shorter than its record")
             out.write(data.translate(_UNPLACED) if name == "flags" else data)
         self.count += n
@@ -408,7 +432,8 @@ class StateStore:
             self._merge(now.encode())
 
     def _close_columns(self) -> None:
-        for fh in (self._entries, self._sizes, self._flags):
+        self._end_own()
+        for fh in (self._sizes, self._flags):
             fh.close()
 
     def _map(self, name: str, code: _Code) -> memoryview:
@@ -476,15 +501,33 @@ class StateStore:
         """The staged entry lines in input order (after :meth:`resolve`), ``rows`` at a
         time, each stretch joined (read at once: its bytes are the sizes' sum)."""
         sizes = self.sizes
-        with open(self.folder / "entries", "rb", buffering=0) as fh:
+        parts = iter(self._parts)
+        fh: BinaryIO | None = None
+        try:
             for lo in range(0, self.count, rows):
                 want = sum(sizes[lo : lo + rows])
-                chunk = fh.read(want)
-                if len(chunk) != want:
-                    raise RuntimeError(f"the run's entry lines end before entry {lo:,}")
-                yield chunk
-            if fh.read(1):
+                pieces = []
+                while want:
+                    if fh is None:
+                        part = next(parts, None)
+                        if part is None:
+                            raise RuntimeError(f"the run's entry lines end before entry {lo:,}")
+                        fh = open(self.folder / part, "rb", buffering=0)  # noqa: SIM115
+                    piece = fh.read(want)
+                    if not piece:
+                        fh.close()
+                        fh = None
+                        continue
+                    pieces.append(piece)
+                    want -= len(piece)
+                yield pieces[0] if len(pieces) == 1 else b"".join(pieces)
+            if (fh is not None and fh.read(1)) or any(
+                (self.folder / part).stat().st_size for part in parts
+            ):
                 raise RuntimeError("the run's entry lines go on past the last entry")
+        finally:
+            if fh is not None:
+                fh.close()
 
     def old_shard(self, n: int) -> tuple[bytes, str] | None:
         row = self.db.execute("SELECT digest, changed FROM shards WHERE n=?", (n,)).fetchone()
@@ -630,7 +673,7 @@ class StateStore:
         for m in self._maps:
             m.flush()
         for entry in self.folder.iterdir():
-            if entry.name not in _CACHED:
+            if entry.name not in _CACHED and not entry.name.startswith("part-"):
                 if entry.is_dir():
                     shutil.rmtree(entry)
                 else:

@@ -21,6 +21,7 @@ import hashlib
 import os
 from array import array
 from collections.abc import Callable
+from pathlib import Path
 from typing import Final, cast
 
 from ..core.serialize import EntryBlock
@@ -28,7 +29,7 @@ from ..errors import SitemapError
 from ..io import child
 from ..io.child import Child, ChildError
 from ..io.sources import BLOCK, PlainFile, Progress
-from ..io.state import Range, StateStore, sort_keys
+from ..io.state import Range, StateStore, part_name, sort_keys
 from .parallel import NotPlain, iter_ranges
 
 __all__ = ["Made", "stage_plain_file"]
@@ -38,10 +39,11 @@ __all__ = ["Made", "stage_plain_file"]
 Made = tuple[list[bytes], list[bytes], list[bytes], list[bytes] | None, bytes]
 
 _STAGE_LINES: Final = 1 << 14  # input lines a forked process stages at a time
-#: What a forked process makes of a range: the input position of its first URL, the
-#: entry lines, their sizes (``array("I")``), flags and sort keys (see ``stage_made``),
-#: the digest of its input bytes and that of its locs and fingerprints (see ``Range``).
-_StagedRange = tuple[int, bytes, bytes, bytes, bytes, str, str]
+#: What a forked process makes of a range: the input position of its first URL, the file
+#: of its entry lines in the run folder (which it wrote), their sizes (``array("I")``),
+#: flags and sort keys (see ``stage_made``), the digest of its input bytes and that of its
+#: locs and fingerprints (see ``Range``), and its entry lines' bytes.
+_StagedRange = tuple[int, str, bytes, bytes, bytes, str, str, int]
 
 
 class _Changed(Exception):
@@ -80,8 +82,11 @@ def stage_plain_file(
     old = state.cached(key) if key is not None else None
     same = _same_ranges(source.path, ranges, old) if old is not None else None
 
-    def handle(job: tuple[int, int, int]) -> _StagedRange | None:
-        return _stage_range(made, source, *job)
+    folder = state.folder
+
+    def handle(job: tuple[int, int, int, int]) -> _StagedRange | None:
+        start, end, line, k = job
+        return _stage_range(made, source, start, end, line, folder, k)
 
     if same is not None:
         assert old is not None
@@ -95,7 +100,7 @@ def stage_plain_file(
 
 def _staged(
     state: StateStore,
-    handle: Callable[[tuple[int, int, int]], _StagedRange | None],
+    handle: Callable[[tuple[int, int, int, int]], _StagedRange | None],
     ranges: list[tuple[int, int, int]],
     progress: Progress | None,
     old: list[Range] | None = None,
@@ -148,7 +153,7 @@ def _drive(
     (the last run's ranges) and ``same`` (those whose bytes did not change), stage those
     from the cache and the others made anew, raising :class:`_Changed` if one of them
     has other locs or fingerprints than it had."""
-    jobs = iter([(k, r) for k, r in enumerate(ranges) if not same or k not in same])
+    jobs = iter([(k, (*r, k)) for k, r in enumerate(ranges) if not same or k not in same])
     busy: dict[Child, int] = {}
     results: dict[int, _StagedRange] = {}
     adopted = 0
@@ -166,10 +171,9 @@ def _drive(
                 assert old is not None
                 state.stage_cached(adopted, old[adopted])
             elif adopted in results:
-                seq, entries, sizes, flags, keys, digest, urls = results.pop(adopted)
-                line = ranges[adopted][2]
-                record = Range(line, len(flags), len(entries), digest, urls)
-                state.stage_made(seq, entries, sizes, flags, keys, record)
+                seq, part, sizes, flags, keys, digest, urls, size = results.pop(adopted)
+                record = Range(ranges[adopted][2], len(flags), size, digest, urls)
+                state.stage_made(seq, part, sizes, flags, keys, record)
             else:
                 return
             adopted += 1
@@ -194,39 +198,56 @@ def _drive(
 
 
 def _stage_range(
-    made: Callable[[EntryBlock], Made], source: PlainFile, start: int, end: int, line: int
+    made: Callable[[EntryBlock], Made],
+    source: PlainFile,
+    start: int,
+    end: int,
+    line: int,
+    folder: Path,
+    k: int,
 ) -> _StagedRange | None:
-    """The staging of input bytes ``start:end`` (first line ``line``), made in a forked
-    process; ``None`` if the formatter does not take all of it."""
+    """The staging of input bytes ``start:end`` (first line ``line``, range ``k``), made
+    in a forked process, which writes the entry lines to the run ``folder``; ``None`` if
+    the formatter does not take all of it."""
     with open(source.path, "rb") as fh:
         fh.seek(start)
         data = fh.read(end - start)
     seq = line - 1
     # each loc, fingerprint and content hash after the last, whatever the blocks
     loc_digest, fp_digest, content_digest = hashlib.sha256(), hashlib.sha256(), hashlib.sha256()
-    entries: list[bytes] = []
     sizes = array("I")
     flags: list[bytes] = []
     keys: list[bytes] = []
-    pos = 0
-    while pos < len(data):
-        if child.cancelled():
-            return None
-        cut = data.find(b"\n", min(len(data), pos + BLOCK)) + 1 or len(data)
-        block = source.formatter.format(data[pos:cut])
-        pos = cut
-        if block is None:
-            return None
-        locs, lines, fps, contents, fl = made(block)
-        loc_digest.update(b"\n".join(locs) + b"\n")
-        fp_digest.update(b"".join(fps))  # hex of one width
-        if contents is not None:
-            content_digest.update(b"\n".join(contents) + b"\n")
-        keys.extend(sort_keys(locs, fps, contents, seq + len(sizes)))
-        entries.extend(lines)
-        sizes.extend(map(len, lines))
-        flags.append(fl)
+    part = part_name(k)
+    with open(folder / part, "wb") as out:
+        pos = 0
+        while pos < len(data):
+            if child.cancelled():
+                return None
+            cut = data.find(b"\n", min(len(data), pos + BLOCK)) + 1 or len(data)
+            block = source.formatter.format(data[pos:cut])
+            pos = cut
+            if block is None:
+                return None
+            locs, lines, fps, contents, fl = made(block)
+            loc_digest.update(b"\n".join(locs) + b"\n")
+            fp_digest.update(b"".join(fps))  # hex of one width
+            if contents is not None:
+                content_digest.update(b"\n".join(contents) + b"\n")
+            keys.extend(sort_keys(locs, fps, contents, seq + len(sizes)))
+            out.write(block.data)  # the lines, joined
+            sizes.extend(map(len, lines))
+            flags.append(fl)
+        size = out.tell()
     keys.sort()  # sorted runs: the sort of them all (Timsort) then merges them
-    joined = b"".join(entries), sizes.tobytes(), b"".join(flags), b"".join(keys)
     urls = b"".join(d.digest() for d in (loc_digest, fp_digest, content_digest))
-    return seq, *joined, range_digest(data), range_digest(urls)
+    return (
+        seq,
+        part,
+        sizes.tobytes(),
+        b"".join(flags),
+        b"".join(keys),
+        range_digest(data),
+        range_digest(urls),
+        size,
+    )
