@@ -232,6 +232,7 @@ class StateStore:
         self.ranges: list[Range] = []
         self.ranges_key: str | None = None
         self._reusing = False
+        self._prepared = False
 
     def _open_columns(self) -> None:
         # the staged columns, written in input order; closed by resolve() or close()
@@ -607,7 +608,7 @@ class StateStore:
         name of the URL file."""
         db = self.db
         try:
-            self._write_urls()
+            self.prepare()
             name = self._new
             if self._counts["removed"]:
                 db.executemany(
@@ -660,30 +661,45 @@ class StateStore:
         self._cache = cache
         _clear_caches(self.path, keep=cache)
 
+    def _caching(self) -> bool:
+        """Whether this run keeps a cache: its ranges cover all it staged."""
+        return (
+            self.ranges_key is not None
+            and bool(self.ranges)
+            and sum(r.lines for r in self.ranges) == self.count
+        )
+
+    def prepare(self) -> None:
+        """Complete and sync the new URL file and what the cache keeps, once the shards are
+        assigned (:meth:`commit` does it first if this was not called): it may run while
+        the shard files are written, as nothing names these files yet."""
+        if self._prepared:
+            return
+        self._write_urls()
+        if self._caching():
+            for m in self._maps:
+                m.flush()
+            for entry in self.folder.iterdir():
+                if entry.name in _CACHED or entry.name.startswith("part-"):
+                    fd = os.open(entry, os.O_RDONLY)
+                    try:
+                        os.fsync(fd)
+                    finally:
+                        os.close(fd)
+        self._prepared = True
+
     def _keep_cache(self) -> str | None:
-        """Move the run folder's columns and entry lines to a cache folder, synced, for
-        the next run (see the module docstring); its name, or ``None`` when this run's
-        ranges do not cover what it staged (then no cache is kept)."""
-        if (
-            self.ranges_key is None
-            or not self.ranges
-            or sum(r.lines for r in self.ranges) != self.count
-        ):
+        """Move the run folder's columns and entry lines (synced by :meth:`prepare`) to a
+        cache folder for the next run (see the module docstring); its name, or ``None``
+        when this run's ranges do not cover what it staged (then no cache is kept)."""
+        if not self._caching():
             return None
-        for m in self._maps:
-            m.flush()
         for entry in self.folder.iterdir():
             if entry.name not in _CACHED and not entry.name.startswith("part-"):
                 if entry.is_dir():
                     shutil.rmtree(entry)
                 else:
                     entry.unlink()
-                continue
-            fd = os.open(entry, os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
         name = f"{self.path.name}.cache-{uuid.uuid4().hex[:12]}"
         self.folder.rename(self.path.parent / name)
         self.folder = self.path.parent / name

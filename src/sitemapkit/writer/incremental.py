@@ -490,7 +490,12 @@ class IncrementalRun:
         written: dict[int, str] | None = None
         if st.first:  # every shard is new: measured while they are written
             box: list[dict[int, _Measure]] = []
-            written = self._write_shards(names, heads, lambda: box.append(self._measure(heads)))
+
+            def measure() -> None:
+                box.append(self._measure(heads))
+                st.prepare()
+
+            written = self._write_shards(names, heads, measure)
             (measured,) = box
         else:
             measured = self._measure(heads)
@@ -529,7 +534,7 @@ class IncrementalRun:
             if changed:
                 lastmods[name] = changed
         if written is None:
-            written = self._write_shards(stage, heads)
+            written = self._write_shards(stage, heads, st.prepare)
         elif written.keys() != stage.keys():  # a first run has no shard to keep
             raise AssertionError(f"a first run wrote {sorted(written)}, not {sorted(stage)}")
         for n, digest in written.items():
