@@ -63,7 +63,7 @@ from array import array
 from binascii import hexlify
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO, Final, Literal, NamedTuple
+from typing import Any, BinaryIO, Final, Literal, NamedTuple, TypedDict
 
 from .extsort import ExternalSorter
 
@@ -141,6 +141,17 @@ def _column(path: Path, code: _Code) -> tuple[mmap.mmap | None, memoryview]:
     return m, memoryview(m).cast(code)
 
 
+class _CacheRecord(TypedDict):
+    """The meta table's record of a cache (``cache_ranges``, JSON)."""
+
+    format: int
+    key: str
+    ranges: list[list[Any]]  # Range fields
+    times: list[str]  # the change times its column ``cids`` indexes
+    duplicates: int
+    examples: list[str]  # the first repeated locs
+
+
 def _clear_url_files(state: Path, keep: str | None) -> None:
     """Remove URL files of the state that it does not name (a run cut short left them)."""
     for entry in state.parent.glob(f"{state.name}.urls-*"):
@@ -203,7 +214,9 @@ class StateStore:
         q = "SELECT key, value FROM meta WHERE key IN ('cache', 'cache_ranges')"
         cache = dict(self.db.execute(q).fetchall())
         self._cache: str | None = cache.get("cache")
-        self._cache_record: dict[str, object] = json.loads(cache.get("cache_ranges", "{}"))
+        self._cache_record: _CacheRecord | None = (
+            json.loads(cache["cache_ranges"]) if "cache_ranges" in cache else None
+        )
         _clear_caches(self.path, keep=self._cache)
         self._legacy = bool(self.db.execute("SELECT EXISTS(SELECT 1 FROM urls)").fetchone()[0])
         self._had_removed = bool(
@@ -354,11 +367,11 @@ class StateStore:
         rec = self._cache_record
         if self._cache is None or self._urls is None or self._legacy or self.staged:
             return None
-        if rec.get("format") != _CACHE_FORMAT or rec.get("key") != key:
+        if rec is None or rec.get("format") != _CACHE_FORMAT or rec.get("key") != key:
             return None
-        ranges = [Range(*r) for r in rec["ranges"]]  # type: ignore[attr-defined]
+        ranges = [Range(*r) for r in rec["ranges"]]
         count = sum(r.lines for r in ranges)
-        lines = count - int(rec["duplicates"])  # type: ignore[call-overload]
+        lines = count - rec["duplicates"]
         folder = self.path.parent / self._cache
         sizes = {
             name: width * (lines if name == "order" else count) for name, width in _CACHED.items()
@@ -493,9 +506,10 @@ class StateStore:
         shutil.copyfile(self.path.parent / self._cache / "order", self.folder / "order")
         for name in ("removed", "added"):
             (self.folder / name).touch()
-        self.times = list(rec["times"])  # type: ignore[call-overload]
-        self.duplicates = int(rec["duplicates"])  # type: ignore[call-overload]
-        self.duplicate_examples = list(rec["examples"])  # type: ignore[call-overload]
+        assert rec is not None
+        self.times = list(rec["times"])
+        self.duplicates = rec["duplicates"]
+        self.duplicate_examples = list(rec["examples"])
         self._counts["unchanged"] = self.count - self.duplicates
 
     def entries(self, rows: int) -> Iterator[bytes]:
@@ -621,7 +635,8 @@ class StateStore:
             if cache is None:
                 db.execute("DELETE FROM meta WHERE key IN ('cache', 'cache_ranges')")
             else:
-                record = {
+                assert self.ranges_key is not None
+                record: _CacheRecord = {
                     "format": _CACHE_FORMAT,
                     "key": self.ranges_key,
                     "ranges": [list(r) for r in self.ranges],

@@ -22,7 +22,7 @@ import os
 from array import array
 from collections.abc import Callable
 from pathlib import Path
-from typing import Final, cast
+from typing import Final, NamedTuple, cast
 
 from ..core.serialize import EntryBlock
 from ..errors import SitemapError
@@ -39,11 +39,19 @@ __all__ = ["Made", "stage_plain_file"]
 Made = tuple[list[bytes], list[bytes], list[bytes], list[bytes] | None, bytes]
 
 _STAGE_LINES: Final = 1 << 14  # input lines a forked process stages at a time
-#: What a forked process makes of a range: the input position of its first URL, the file
-#: of its entry lines in the run folder (which it wrote), their sizes (``array("I")``),
-#: flags and sort keys (see ``stage_made``), the digest of its input bytes and that of its
-#: locs and fingerprints (see ``Range``), and its entry lines' bytes.
-_StagedRange = tuple[int, str, bytes, bytes, bytes, str, str, int]
+
+
+class _StagedRange(NamedTuple):
+    """What a forked process makes of a range (see ``StateStore.stage_made``)."""
+
+    seq: int  # the input position of its first URL
+    part: str  # the file of its entry lines in the run folder (which it wrote)
+    sizes: bytes  # of the entry lines, array("I")
+    flags: bytes
+    keys: bytes  # sort keys, joined
+    digest: str  # of its input bytes (see Range)
+    urls: str  # of its locs and fingerprints (see Range)
+    size: int  # bytes of its entry lines
 
 
 class _Changed(Exception):
@@ -171,9 +179,9 @@ def _drive(
                 assert old is not None
                 state.stage_cached(adopted, old[adopted])
             elif adopted in results:
-                seq, part, sizes, flags, keys, digest, urls, size = results.pop(adopted)
-                record = Range(ranges[adopted][2], len(flags), size, digest, urls)
-                state.stage_made(seq, part, sizes, flags, keys, record)
+                r = results.pop(adopted)
+                record = Range(ranges[adopted][2], len(r.flags), r.size, r.digest, r.urls)
+                state.stage_made(r.seq, r.part, r.sizes, r.flags, r.keys, record)
             else:
                 return
             adopted += 1
@@ -189,7 +197,7 @@ def _drive(
             res = cast("_StagedRange | None", worker.receive())
             if res is None:
                 return False
-            if old is not None and res[6] != old[k].urls:
+            if old is not None and res.urls != old[k].urls:
                 raise _Changed
             results[k] = res
             hand(worker)
@@ -241,7 +249,7 @@ def _stage_range(
         size = out.tell()
     keys.sort()  # sorted runs: the sort of them all (Timsort) then merges them
     urls = b"".join(d.digest() for d in (loc_digest, fp_digest, content_digest))
-    return (
+    return _StagedRange(
         seq,
         part,
         sizes.tobytes(),
