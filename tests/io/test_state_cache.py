@@ -6,6 +6,7 @@ merging, and must give exactly what the merge gives; any other change takes the 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import random
 import re
 import shutil
@@ -217,19 +218,31 @@ def test_a_range_whose_bytes_did_not_change_is_copied_not_formatted(tmp_path: Pa
 
 
 def test_a_cache_that_is_not_whole_is_not_used(tmp_path: Path) -> None:
-    """A cache file shorter or longer than its record, or missing: the run merges."""
+    """A cache file shorter or longer than its record, or missing, or a record of
+    another key or format: the run merges."""
     rows = _rows()
     state, out = tmp_path / "s.sqlite", tmp_path / "out"
     src = _csv(tmp_path / "a.csv", rows)
     _write(src, out, state, T0, MAX_URLS)
     expected = {loc for loc, _ in listed(out)}
     damages = [(what, name) for what in ("short", "long", "missing") for name in ("cids", "part")]
+    damages += [("record", "key"), ("record", "format")]  # another version's, say
     for k, (damage, name) in enumerate(damages):
         (cache,) = _caches(state)
         tampered = b"<loc>" + f"{BASE}p/1001</loc>".encode()
         _tamper(state, tampered, tampered.replace(b"1001", b"X001"))
         path = cache / ("cids" if name == "cids" else "part-000002")  # the last range's
-        if damage == "short":
+        if damage == "record":
+            db = sqlite3.connect(state)
+            with db:
+                (text,) = db.execute("SELECT value FROM meta WHERE key='cache_ranges'").fetchone()
+                record = json.loads(text)
+                record[name] = "0.0.1 other" if name == "key" else record[name] + 1
+                db.execute(
+                    "UPDATE meta SET value=? WHERE key='cache_ranges'", (json.dumps(record),)
+                )
+            db.close()
+        elif damage == "short":
             path.write_bytes(path.read_bytes()[:-4])
         elif damage == "long":
             path.write_bytes(path.read_bytes() + b"\0\0\0\0")
