@@ -1,13 +1,15 @@
 """writer: the incremental mode (a state file). URLs keep their shard and true lastmod.
 
 Every URL is staged in the state store (a whole plain input file by two forked
-processes, :meth:`IncrementalRun.add_plain_file`); at the end shards are assigned (a URL
-stays in the shard it was in while that shard fits, by :func:`sitemapkit.core.split.fits`),
-and one pass over the staged entries gives each shard's digest. A shard whose bytes did
-not change keeps its lastmod in the index, and its live file is kept as it is, neither
+processes, :meth:`IncrementalRun.add_plain_file`, which take what did not change since
+the last run from the state's cache); at the end shards are assigned (a URL stays in the
+shard it was in while that shard fits, by :func:`sitemapkit.core.split.fits`), and one
+pass over the staged entries gives each shard's digest. A shard whose bytes did not
+change keeps its lastmod in the index, and its live file is kept as it is, neither
 formatted nor staged (:meth:`~sitemapkit.io.files.Publisher.keep`, checked against the
 digest of the file's bytes that the state recorded); the others are written whole in a
-second pass.
+second pass, by two forked processes when there are two or more (on a first run, every
+shard, measured by this process while they are written).
 
 The run's time is a change time only for a change this state saw: a page new or changed
 since an earlier run. The first run has seen no change, so a page without a lastmod of
