@@ -8,7 +8,9 @@ Rows, for each candidate (a ``sitemapkit`` executable; give two to compare versi
 - ``state, first run``: the same with ``--state S`` on a new state file;
 - ``state, nothing changed``: the same again;
 - ``state, 1 % changed``: a copy of the CSV where 2,000 rows of the second shard (input
-  lines 60,001-62,000) have another lastmod.
+  lines 60,001-62,000) have another lastmod (the state's cache takes the other rows);
+- ``state, 1 % other URLs``: the first CSV again, but those 2,000 rows with other locs (2,000
+  removed, 2,000 added: the run merges with the state, as any change of the URLs does).
 
 Each round runs every row of every candidate in turn (the candidates alternate); the
 table gives the median of R rounds (wall, and CPU of the process and its children), the
@@ -31,15 +33,27 @@ import time
 from pathlib import Path
 
 BASE = "https://www.example.com/"
-ROWS = ("plain", "state, first run", "state, nothing changed", "state, 1 % changed")
+ROWS = (
+    "plain",
+    "state, first run",
+    "state, nothing changed",
+    "state, 1 % changed",
+    "state, 1 % other URLs",
+)
 
 
-def changed_copy(src: Path, dst: Path, first: int = 60_000, count: int = 2_000) -> None:
-    """``src`` with a new lastmod on ``count`` rows from data row ``first`` (0-based)."""
+def changed_copy(
+    src: Path, dst: Path, first: int = 60_000, count: int = 2_000, *, locs: bool = False
+) -> None:
+    """``src`` with a new lastmod on ``count`` rows from data row ``first`` (0-based), or
+    (``locs``) with other locs there."""
     with open(src, "rb") as fh, open(dst, "wb") as out:
         out.write(fh.readline())
         for i, line in enumerate(fh):
-            if first <= i < first + count:
+            if first <= i < first + count and locs:
+                loc, _, rest = line.partition(b",")
+                line = b"%s-moved,%s" % (loc, rest)
+            elif first <= i < first + count:
                 loc, _, rest = line.split(b",", 2)
                 line = b"%s,2025-01-02T03:04:05+00:00,%s" % (loc, rest)
             out.write(line)
@@ -65,7 +79,9 @@ def timed(cmd: list[str]) -> tuple[float, float, str]:
     return took, used, found.group(1).strip() if found else ""
 
 
-def one_round(exe: str, data: Path, changed: Path, work: Path) -> list[tuple[float, float, str]]:
+def one_round(
+    exe: str, data: Path, changed: Path, moved: Path, work: Path
+) -> list[tuple[float, float, str]]:
     out, state = work / "out", work / "state.sqlite"
     shutil.rmtree(out, ignore_errors=True)
     for p in work.glob("state.sqlite*"):  # the state, its URL file and cache folder
@@ -77,6 +93,8 @@ def one_round(exe: str, data: Path, changed: Path, work: Path) -> list[tuple[flo
     results.append(timed([*with_state, str(data)]))
     results.append(timed([*with_state, str(data)]))
     results.append(timed([*with_state, str(changed)]))
+    timed([*with_state, str(data)])  # back to the first input (not counted)
+    results.append(timed([*with_state, str(moved)]))
     return results
 
 
@@ -92,6 +110,8 @@ def main() -> None:
     data = Path(a.data)
     changed = work / "changed.csv"
     changed_copy(data, changed)
+    moved = work / "moved.csv"
+    changed_copy(data, moved, locs=True)
     before = load()
     times: dict[str, list[list[float]]] = {c: [[] for _ in ROWS] for c in cands}
     cpus: dict[str, list[list[float]]] = {c: [[] for _ in ROWS] for c in cands}
@@ -100,7 +120,7 @@ def main() -> None:
         for c in cands:
             folder = work / f"c{cands.index(c)}"
             folder.mkdir(exist_ok=True)
-            for k, (took, used, names) in enumerate(one_round(c, data, changed, folder)):
+            for k, (took, used, names) in enumerate(one_round(c, data, changed, moved, folder)):
                 times[c][k].append(took)
                 cpus[c][k].append(used)
                 rewritten[c][k] = names
