@@ -337,3 +337,40 @@ def test_the_shard_fields_are_set_the_same_whatever_the_chunk(
     assert got[:2] == got[2:]
     shards = {line.split(b"\t")[1] for line in _url_file(tmp_path / "64" / "s.sqlite").splitlines()}
     assert shards == {b"%08x" % n for n in range(1, 6)}
+
+
+def test_the_merge_takes_stretches_between_changes_as_one_by_one_would(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The merge takes the stretches of unchanged URLs between scattered changes at once
+    (the window halves at each change, doubles at each stretch): the same state, counts
+    and files as taking every key by itself, over runs that add, remove, change and
+    repeat URLs here and there, and one that changes half of them."""
+    from sitemapkit.io import state as state_module
+
+    rng = random.Random(3)
+    pages = [f"{BASE}{rng.getrandbits(40):010x}/{i}" for i in range(12_000)]
+    first = [(loc, "0.5") for loc in pages]
+    second = [(loc, "0.8" if rng.random() < 0.01 else p) for loc, p in first if rng.random() > 0.01]
+    for _ in range(120):
+        second.insert(rng.randrange(len(second)), (f"{BASE}new/{rng.getrandbits(40):010x}", "0.5"))
+    second += [second[i] for i in rng.sample(range(len(second)), 5)]  # repeats
+    third = [(loc, "0.9" if rng.random() < 0.5 else p) for loc, p in second]
+    got = []
+    for how in ("at once", "one by one"):
+        if how == "one by one":
+            monkeypatch.setattr(state_module._Merge, "take", lambda self, block: 0)
+        state, out = tmp_path / how / "s.sqlite", tmp_path / how / "out"
+        state.parent.mkdir()
+        for k, rows in enumerate((first, second, third)):
+            src = tmp_path / f"{k}.csv"
+            src.write_text("loc,priority\n" + "".join(f"{a},{b}\n" for a, b in rows))
+            with sk.SitemapWriter(
+                out, base_url=BASE, max_urls=2_000, state=state, now=T0 + dt.timedelta(hours=k)
+            ) as w:
+                write_inputs(w, [str(src)], fast_path=False)
+            got.append(_seen(out, state, w.result))
+    assert got[:3] == got[3:]
+    changes = [g[2] for g in got[:3]]
+    assert changes[1]["added"] == 120 and changes[1]["removed"] == 12_000 - len(set(second)) + 120
+    assert 0 < changes[1]["changed"] < 300 and changes[2]["changed"] > 5_000

@@ -99,7 +99,8 @@ NEWS: Final = 0x20  # the entry is a news entry
 PLACED: Final = 0x40  # assigned a shard by this run (new, or displaced from its own)
 #: The shard of a staged URL whose loc an earlier one of the run had.
 DUPLICATE: Final = -1
-_BLOCK: Final = 4096  # rows buffered before they go to the run folder
+_BLOCK: Final = 4096  # rows buffered before they go to the run folder; keys merged at once
+_FEW: Final = 32  # the fewest keys the merge looks at together
 _SORT_BYTES: Final = 64 << 20  # memory for the sort of the keys (200,000 URLs fit)
 #: The run folder's columns that a cache keeps (besides the ranges' entry lines, see
 #: :func:`part_name`), and their widths a URL (``order`` has one a line of the URL file,
@@ -484,10 +485,22 @@ class StateStore:
         ):
             m = _Merge(self, now, out, order, gone, new if self._had_removed else None)
             keys = self._keys.sorted()
+            # keys looked at together: halved at each that differs, doubled at each
+            # stretch taken whole; where even a few differ at once, a few one by one
+            size = _BLOCK
             while block := list(itertools.islice(keys, _BLOCK)):
-                if not m.take(block):
-                    for line in block:
+                at = 0
+                while at < len(block):
+                    taken = m.take(block[at : at + size])
+                    at += taken
+                    if at == len(block) or taken == size:
+                        size = min(_BLOCK, size * 2)
+                        continue
+                    alone = _FEW if not taken and size == _FEW else 1
+                    for line in block[at : at + alone]:
                         m.one(line)
+                    at += alone
+                    size = max(_FEW, size // 2)
             m.finish()
         self._counts = m.counts
         self.times = [t.decode() for t in m.times]
@@ -786,6 +799,12 @@ def changed_in_last_run(path: str | Path) -> Iterator[str]:
 _FIELDS: Final = bytes.maketrans(b"\n", b"\t")  # lines to fields: one split of a block
 
 
+def _first_other(a: list[bytes], b: list[bytes], n: int) -> int:
+    """The first index where ``a`` and ``b`` differ, at C speed; ``n`` when none of the
+    first ``n`` does."""
+    return next(itertools.compress(itertools.count(), map(operator.ne, a, b)), n)
+
+
 def _ints(hexes: list[bytes]) -> array[int]:
     """Fixed-width hex fields (8 digits) as integers, at C speed."""
     out = array("I", bytes.fromhex(b"".join(hexes).decode()))
@@ -839,60 +858,60 @@ class _Merge:
             cid = self.times[when] = len(self.times)
         return cid
 
-    def take(self, block: list[bytes]) -> bool:
-        """Take ``block`` at once if it is alike or added; ``False``: one by one."""
+    def take(self, block: list[bytes]) -> int:
+        """Take the keys at the start of ``block`` that are alike (or all of it if it is
+        added) at once; how many (0: take the first one by one)."""
         k = len(block)
         keys = b"".join(block)
         kf = keys.translate(_FIELDS).split(b"\t")
         if len(kf) != 4 * k + 1:
-            return False
+            return 0
         locs = kf[0 : 4 * k : 4]
         if locs[0] == self.prev or any(map(operator.eq, locs, itertools.islice(locs, 1, None))):
-            return False  # a repeated loc: one by one
+            return 0  # a repeated loc: one by one
         if self.old:
             return self.alike(block, kf)
-        return self.added(block, keys, kf)
+        return k if self.added(block, keys, kf) else 0
 
-    def alike(self, block: list[bytes], kf: list[bytes]) -> bool:
-        """Take ``block`` (its fields ``kf``) if its URLs are the next stored ones,
-        unchanged."""
+    def alike(self, block: list[bytes], kf: list[bytes]) -> int:
+        """Take the keys at the start of ``block`` (its fields ``kf``) whose URLs are the
+        next stored ones, unchanged; how many."""
         k = len(block)
         need = k - 1
         ahead = self.ahead[::-1]  # in order
         olds = [self.old, *ahead[:need]]
         olds += itertools.islice(self.stored, k - len(olds))
-        stored = b"".join(olds)
-        sf = stored.translate(_FIELDS).split(b"\t")
-        end = 5 * k
-        if (
-            len(sf) != end + 1
-            or kf[0 : 4 * k : 4] != sf[0:end:5]
-            or kf[2 : 4 * k : 4] != sf[2:end:5]
-            or kf[3 : 4 * k : 4] != sf[3:end:5]
-        ):
+        j = len(olds)  # stored URLs to compare (fewer than k at the end)
+        sf = b"".join(olds).translate(_FIELDS).split(b"\t")
+        m = 0
+        if len(sf) == 5 * j + 1:  # loc, fingerprint, content hash: the first that differs
+            m = _first_other(kf[0 : 4 * j : 4], sf[0 : 5 * j : 5], j)
+            m = _first_other(kf[2 : 4 * m : 4], sf[2 : 5 * m : 5], m)
+            m = _first_other(kf[3 : 4 * m : 4], sf[3 : 5 * m : 5], m)
+        if not m:
             self.ahead = (olds[1:] + ahead[need:])[::-1]  # put back (a stack)
-            return False
-        self.ahead = ahead[need:][::-1]
+            return 0
         st = self.st
         shards, cids = st.shards, st.cids
-        seqs = _ints(kf[1 : 4 * k : 4])
-        whens = sf[4:end:5]
-        if whens.count(whens[0]) == k:
+        seqs = _ints(kf[1 : 4 * m : 4])
+        whens = sf[4 : 5 * m : 5]
+        if whens.count(whens[0]) == m:
             cid = self._time(whens[0])
-            for at, shard in zip(seqs, _ints(sf[1:end:5]), strict=False):
+            for at, shard in zip(seqs, _ints(sf[1 : 5 * m : 5]), strict=False):
                 shards[at] = shard
                 cids[at] = cid
         else:
             time = self._time
-            for at, shard, when in zip(seqs, _ints(sf[1:end:5]), whens, strict=False):
+            for at, shard, when in zip(seqs, _ints(sf[1 : 5 * m : 5]), whens, strict=False):
                 shards[at] = shard
                 cids[at] = time(when)
-        self.out.write(stored)
+        self.out.write(b"".join(olds[:m]))
         seqs.tofile(self.order)
-        self.counts["unchanged"] += k
-        self.prev = kf[4 * k - 4]
+        self.counts["unchanged"] += m
+        self.prev = kf[4 * m - 4]
+        self.ahead = (olds[m:] + ahead[need:])[::-1]  # the rest, back
         self._next()
-        return True
+        return m
 
     def added(self, block: list[bytes], keys: bytes, kf: list[bytes]) -> bool:
         """Take ``block`` (its bytes ``keys``, fields ``kf``): new URLs after the last
