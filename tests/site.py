@@ -98,6 +98,9 @@ class Site:
         self.hits: Counter[tuple[str, str]] = Counter()
         self.log: list[Request] = []
         self.active = 0
+        #: Set by close(): a handler that waits (a delay, a stall, a trickle) stops waiting.
+        self.closing = threading.Event()
+        self._handlers: set[threading.Thread] = set()
         self.max_active = 0
         self.root: Path | None = None
         self._lock = threading.Lock()
@@ -109,6 +112,18 @@ class Site:
 
             def log_message(self, format: str, *args: Any) -> None:
                 pass
+
+            def handle(self) -> None:
+                # counted while it runs, so that close() waits for it (no thread of a
+                # test's server outlives it: a live thread makes the writer's fork unsafe)
+                me = threading.current_thread()
+                with site._lock:
+                    site._handlers.add(me)
+                try:
+                    super().handle()
+                finally:
+                    with site._lock:
+                        site._handlers.discard(me)
 
             def do_GET(self) -> None:
                 site.serve(self, "GET")
@@ -187,7 +202,7 @@ class Site:
         try:
             reply = self._reply(request)
             if reply.delay:
-                time.sleep(reply.delay)
+                self.closing.wait(reply.delay)
         finally:
             # out of flight before the answer goes out: a client that waits for it to send
             # the next request never sees the two overlap
@@ -222,7 +237,7 @@ class Site:
             body = body[: end + 1]
             status = 206
         if reply.head_trickle:
-            _send_slowly(h, _head(h, status, extra, body, reply), reply.head_trickle)
+            _send_slowly(h, _head(h, status, extra, body, reply), reply.head_trickle, self.closing)
         else:
             h.send_response(status)
             for k, v in extra.items():
@@ -240,7 +255,7 @@ class Site:
                 h.wfile.write(chunk)
             return
         if reply.trickle:
-            _send_slowly(h, body, reply.trickle)
+            _send_slowly(h, body, reply.trickle, self.closing)
             return
         if reply.cut is None:
             h.wfile.write(body)
@@ -248,12 +263,17 @@ class Site:
         h.wfile.write(body[: reply.cut])
         h.wfile.flush()
         if reply.stall:
-            time.sleep(reply.stall)
+            self.closing.wait(reply.stall)
         _reset(h)
 
     def close(self) -> None:
+        self.closing.set()
         self.server.shutdown()
         self.server.server_close()
+        with self._lock:
+            handlers = list(self._handlers)
+        for t in handlers:  # woken by closing; a client still reading is cut by its timeout
+            t.join(timeout=10)
 
 
 def _file(root: Path, path: str) -> Reply:
@@ -284,12 +304,16 @@ def _head(
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
-def _send_slowly(h: BaseHTTPRequestHandler, data: bytes, pause: float) -> None:
-    """``data`` one byte at a time, ``pause`` seconds apart (each byte flushed)."""
+def _send_slowly(
+    h: BaseHTTPRequestHandler, data: bytes, pause: float, closing: threading.Event
+) -> None:
+    """``data`` one byte at a time, ``pause`` seconds apart (each byte flushed), until the
+    site closes."""
     for i in range(len(data)):
         h.wfile.write(data[i : i + 1])
         h.wfile.flush()
-        time.sleep(pause)
+        if closing.wait(pause):
+            return
 
 
 def _reset(h: BaseHTTPRequestHandler) -> None:
