@@ -374,3 +374,25 @@ def test_the_merge_takes_stretches_between_changes_as_one_by_one_would(
     changes = [g[2] for g in got[:3]]
     assert changes[1]["added"] == 120 and changes[1]["removed"] == 12_000 - len(set(second)) + 120
     assert 0 < changes[1]["changed"] < 300 and changes[2]["changed"] > 5_000
+
+
+def test_a_text_file_is_staged_and_cached_as_its_lines_would_be(tmp_path: Path) -> None:
+    """A text file of URLs takes the forked staging and the cache too: the same state,
+    counts and files as its lines added one by one, run after run."""
+    a = [f"{BASE}t/{i}" + ("?x=1&y=2" if i % 7 == 0 else "") for i in range(N)]
+    b = [*a[:20_000], BASE + "t/new", *a[20_001:]]
+    got = []
+    for fast in (True, False):
+        state, out = tmp_path / f"{fast}" / "s.sqlite", tmp_path / f"{fast}" / "out"
+        state.parent.mkdir()
+        for k, rows in enumerate((a, a, b, b)):
+            src = tmp_path / f"{k}.txt"
+            src.write_text("".join(f"{loc}\n" for loc in rows))
+            with sk.SitemapWriter(
+                out, base_url=BASE, max_urls=MAX_URLS, state=state, now=T0 + dt.timedelta(hours=k)
+            ) as w:
+                write_inputs(w, [str(src)], fast_path=fast)
+            got.append(_seen(out, state, w.result))
+        assert len(_caches(state)) == (1 if fast else 0)
+    assert got[:4] == got[4:]
+    assert got[2][2] == {"added": 1, "changed": 0, "unchanged": N - 1, "removed": 1}

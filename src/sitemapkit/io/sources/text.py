@@ -56,7 +56,7 @@ def write_txt(w: Sink, src: Input) -> None:
     """Add the URLs of a text input."""
     where, progress, path, fast_path = src.where, src.progress, src.whole, src.fast_path
     fast = BlockFormatter(w.base_url, ["loc"], txt=w.format == "txt")
-    if path is not None and not w.incremental and fast_path:
+    if path is not None and fast_path:  # an incremental writer stages it in forked processes
         with open(path, "rb") as fh:
             start = 3 if fh.read(3) == codecs.BOM_UTF8 else 0
         plain = PlainFile(path, where, start, fast, lambda raw: w.resolve(raw.strip(XML_SPACE)))
