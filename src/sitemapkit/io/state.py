@@ -118,6 +118,11 @@ def part_name(k: int) -> str:
     return f"part-{k:06d}"
 
 
+def _cached(name: str) -> bool:
+    """Whether a cache keeps the run folder's file ``name``."""
+    return name in _CACHED or name.startswith("part-")
+
+
 class Range(NamedTuple):
     """The record of one input range that a run staged: its first line, lines (one URL
     each), bytes of entry lines, and two digests (hex): of its input bytes, and of its
@@ -286,8 +291,8 @@ class StateStore:
             )
 
     def stage_one(self, loc: str, entry: bytes, fp: str, content: str | None, flags: int) -> None:
-        """Stage one URL (buffered): its entry line, fingerprints (hex) and flags."""
-        self._refuse_more()
+        """Stage one URL (buffered, refused at the flush after a reused file: see
+        :meth:`stage`): its entry line, fingerprints (hex) and flags."""
         self._rows.append((loc.encode(), entry, fp.encode(), (content or "").encode(), flags))
         if len(self._rows) >= _BLOCK:
             self._flush()
@@ -708,7 +713,7 @@ class StateStore:
             for m in self._maps:
                 m.flush()
             for entry in self.folder.iterdir():
-                if entry.name in _CACHED or entry.name.startswith("part-"):
+                if _cached(entry.name):
                     fd = os.open(entry, os.O_RDONLY)
                     try:
                         os.fsync(fd)
@@ -723,7 +728,7 @@ class StateStore:
         if not self._caching():
             return None
         for entry in self.folder.iterdir():
-            if entry.name not in _CACHED and not entry.name.startswith("part-"):
+            if not _cached(entry.name):
                 if entry.is_dir():
                     shutil.rmtree(entry)
                 else:
@@ -871,7 +876,7 @@ class _Merge:
             return 0  # a repeated loc: one by one
         if self.old:
             return self.alike(block, kf)
-        return k if self.added(block, keys, kf) else 0
+        return self.added(block, keys, kf)
 
     def alike(self, block: list[bytes], kf: list[bytes]) -> int:
         """Take the keys at the start of ``block`` (its fields ``kf``) whose URLs are the
@@ -913,11 +918,12 @@ class _Merge:
         self._next()
         return m
 
-    def added(self, block: list[bytes], keys: bytes, kf: list[bytes]) -> bool:
+    def added(self, block: list[bytes], keys: bytes, kf: list[bytes]) -> int:
         """Take ``block`` (its bytes ``keys``, fields ``kf``): new URLs after the last
         stored one. Their lines are the keys with the change time; the seq stands where
         the shard goes, which :meth:`StateStore.commit` writes (each is assigned one).
-        Their shard and change time stay 0 and 0 (now), as the columns were made."""
+        Their shard and change time stay 0 and 0 (now), as the columns were made; how
+        many (all)."""
         k = len(block)
         rows = keys.replace(b"\n", b"\t" + self.now + b"\n")
         self.out.write(rows)
@@ -926,7 +932,7 @@ class _Merge:
         if self.new is not None:
             self.new.write(b"\n".join(kf[0 : 4 * k : 4]) + b"\n")
         self.prev = kf[4 * k - 4]
-        return True
+        return k
 
     def one(self, line: bytes) -> None:
         """Take one key."""

@@ -114,11 +114,12 @@ def _staged(
     old: list[Range] | None = None,
     same: set[int] | None = None,
 ) -> bool:
-    """Stage ``ranges`` by two forked processes (see :func:`_drive`); ``False``, nothing
-    staged, when it does not suit."""
+    """Stage ``ranges`` by two forked processes (one for one range to make, none when the
+    cache gives them all: see :func:`_drive`); ``False``, nothing staged, when it does
+    not suit."""
     workers: list[Child] = []
     try:
-        for _ in range(2):
+        for _ in range(min(2, len(ranges) - len(same or ()))):  # none: all from the cache
             workers.append(Child.fork(handle, name="a staging process"))
         done = _drive(state, workers, ranges, progress, old, same)
     except (ChildError, SitemapError):  # ForkUnsafe, a process gone, an input error
