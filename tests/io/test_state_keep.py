@@ -73,12 +73,21 @@ def test_a_live_file_that_is_not_what_the_state_recorded_is_written_again(
     spoilt = run.out / "sitemap-2.xml.gz"
     good = spoilt.read_bytes()
     spoilt.write_bytes(gzip.compress(gzip.decompress(good).replace(b"item/7", b"item/x")))
+    (run.out / "sitemap-3.xml.gz").unlink()
     done = run.write(tmp_path / "a.csv")
     assert done.returncode == 0, done.stderr
-    # the shard's content is unchanged, so it is not "rewritten", but it is staged and
-    # published under a name of its own: the folder shows A again
+    # no entry changed, but the edited and the deleted shard are staged again and published
+    # under names the live index does not use: the folder shows A again, and the summary
+    # names both files it wrote (and no other)
+    assert "0 added, 0 changed, 0 removed, 2,000 unchanged" in done.stdout
+    two, three = (
+        next(n for n in os.listdir(run.out) if n.startswith(f"sitemap-{k}-")) for k in (2, 3)
+    )
+    assert done.stdout.rstrip().endswith(f"rewritten: {two}, {three}")
     assert which(run.out, {"A": a}) == "A"
     only_the_set(run.out)
+    again = run.write(tmp_path / "a.csv")
+    assert "rewritten: nothing" in again.stdout
 
 
 def test_a_kill_at_any_step_then_a_run_of_the_old_input_keeps_no_file_of_the_new(

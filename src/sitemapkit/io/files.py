@@ -443,6 +443,9 @@ class Publisher:
         self._manifest = _Manifest(manifest_path(self.target, name))
         self._kept: set[str] = set()
         self._keep: dict[str, str] = {}  # logical name -> live file, not staged (keep())
+        #: The files :meth:`publish` moved into place (new or with other bytes than the
+        #: live file of that name); a file kept as it was is not among them.
+        self.replaced: set[str] = set()
         self._held: contextlib.ExitStack | None = None
 
     def stage(self, name: str) -> Path:
@@ -617,6 +620,7 @@ class Publisher:
             else:
                 _step(f"rename {n}")
                 os.replace(self.staging / n, self.target / n)
+                self.replaced.add(n)
         _fsync(self.target)
         for n in last:
             src, dst = self.staging / n, self.target / n
@@ -626,6 +630,7 @@ class Publisher:
             _fsync(src)
             _step(f"rename {n}")
             os.replace(src, dst)
+            self.replaced.add(n)
         _fsync(self.target)
 
     def _note_foreign(self, new: list[str]) -> None:

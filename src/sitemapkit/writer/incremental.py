@@ -529,7 +529,6 @@ class IncrementalRun:
                     stage[n] = name
             else:
                 stage[n] = name
-                result.rewritten.append(name)
                 # "": no change seen and no entry with a lastmod (no index lastmod)
                 changed = (m.latest.value or "") if st.first else s.now
             shard_state[n] = (d, changed)

@@ -177,7 +177,6 @@ def publish(
         names = publisher.place([i.name for i in infos], s.ext)
         infos = [dataclasses.replace(i, name=names[i.name]) for i in infos]
         final = {names[n]: lm for n, lm in lastmods.items()}
-        result.rewritten = [names.get(n, n) for n in result.rewritten]
         indexes = write_indexes(s, publisher, [i.name for i in infos], result.notes, final)
         files, last = [i.name for i in infos], [i.name for i in indexes]
     result.files = infos + indexes
@@ -185,4 +184,7 @@ def publish(
     result.urls = sum(i.entries for i in infos)
     s.check_staged(publisher.stage, [*files, *last])
     result.removed = publisher.publish(files, last, committed)
+    # what the folder shows changed: a shard the state had but whose live file was gone or
+    # edited is written again as much as one whose entries changed
+    result.rewritten = [i.name for i in infos if i.name in publisher.replaced]
     result.notes.extend(publisher.notes)

@@ -39,7 +39,8 @@ class WriteResult:
     duplicate_examples: list[str] = field(default_factory=list)  # as URLs, not escaped
     removed: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    #: With a state file: URLs added, changed, unchanged and removed since the last run,
-    #: and the shards whose bytes changed.
+    #: With a state file: URLs added, changed, unchanged and removed since the last run.
+    #: ``rewritten``: the shards whose files the publish wrote (new, or other bytes than
+    #: the live file of their slot), in order; a shard whose file was kept is not named.
     changes: dict[str, int] = field(default_factory=dict)
     rewritten: list[str] = field(default_factory=list)
