@@ -1,5 +1,5 @@
 """``python -m sitemapkit``: the command-line tool."""
 
-from sitemapkit.cli.main import main
+from sitemapkit.cli.main import console
 
-main()
+console()

@@ -1,0 +1,107 @@
+"""The console entry point (``console()``: the ``sitemapkit`` script and ``python -m
+sitemapkit``) ends the process without the interpreter's teardown: what the command wrote
+must still all arrive, the exit handlers still run, a thread still running is waited for,
+and an output that cannot be written is an error, not status 0."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from ..conftest import urlset
+
+BASE = "https://example.com/"
+
+N = 20_000  # lines: far more than a pipe's and a buffered stream's buffers hold
+
+
+def _sitemap(tmp_path: Path) -> Path:
+    path = tmp_path / "sitemap.xml"
+    path.write_text(urlset(*(f"<url><loc>{BASE}p/{i}</loc></url>" for i in range(N))))
+    return path
+
+
+def _console(
+    prelude: str, *args: str, stdout: int | TextIO = subprocess.PIPE
+) -> subprocess.CompletedProcess[str]:
+    code = (
+        f"import sys\n{prelude}\nsys.argv = ['sitemapkit', *{list(args)!r}]\n"
+        "from sitemapkit.cli.main import console\nconsole()\n"
+    )
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+        # buffered standard streams, as by default (this suite may run with them unbuffered)
+        env={k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},
+    )
+
+
+def test_every_line_arrives_and_the_status_is_the_commands(tmp_path: Path) -> None:
+    src = _sitemap(tmp_path)
+    done = subprocess.run(
+        [sys.executable, "-m", "sitemapkit", "read", str(src), "--format", "urls"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"{BASE}p/{i}" for i in range(N)]
+    bad = tmp_path / "bad.txt"
+    bad.write_text(f"{BASE}a\nhttps://other.example/x\n")
+    out = tmp_path / "o"
+    failed = subprocess.run(
+        [sys.executable, "-m", "sitemapkit", "write", str(bad), "-o", str(out), "--base-url", BASE],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert failed.returncode == 1
+    assert "sitemapkit: error:" in failed.stderr and f"(at {bad}:2)" in failed.stderr
+    assert not out.exists()
+
+
+def test_exit_handlers_run(tmp_path: Path) -> None:
+    mark = tmp_path / "mark"
+    prelude = (
+        "import atexit, pathlib\n"
+        f"atexit.register(pathlib.Path({str(mark)!r}).write_text, 'handler ran')"
+    )
+    done = _console(prelude, "read", str(_sitemap(tmp_path)), "--format", "urls")
+    assert done.returncode == 0, done.stderr
+    assert mark.read_text() == "handler ran"
+
+
+def test_a_thread_still_running_is_waited_for(tmp_path: Path) -> None:
+    mark = tmp_path / "mark"
+    prelude = (
+        "import pathlib, threading, time\n"
+        "def late():\n"
+        "    time.sleep(0.5)\n"
+        f"    pathlib.Path({str(mark)!r}).write_text('thread ended')\n"
+        "threading.Thread(target=late).start()"
+    )
+    done = _console(prelude, "read", str(_sitemap(tmp_path)), "--format", "urls")
+    assert done.returncode == 0, done.stderr
+    assert mark.read_text() == "thread ended"
+
+
+def test_an_output_that_cannot_be_written_is_an_error(tmp_path: Path) -> None:
+    """What still sits in the stream's buffer at the end is flushed before the process
+    ends, and a flush that fails is reported (skipped, it would be lost silently)."""
+    empty = tmp_path / "empty.xml"
+    empty.write_text(urlset())  # read prints nothing for it
+    prelude = "sys.stdout.write('pending')"
+    with open(os.devnull, "w") as null:
+        done = _console(prelude, "read", str(empty), "--format", "urls", stdout=null)
+    assert done.returncode == 0, done.stderr
+    with open("/dev/full", "w") as full:
+        done = _console(prelude, "read", str(empty), "--format", "urls", stdout=full)
+    assert done.returncode == 1
+    assert "sitemapkit: error: could not write standard output: No space left" in done.stderr
+    assert "Traceback" not in done.stderr
