@@ -15,7 +15,7 @@ from ..conftest import urlset
 
 BASE = "https://example.com/"
 
-N = 20_000  # lines: far more than a pipe's and a buffered stream's buffers hold
+N = 50_000  # lines: far more than a pipe's and a buffered stream's buffers hold
 
 
 def _sitemap(tmp_path: Path) -> Path:
@@ -105,3 +105,19 @@ def test_an_output_that_cannot_be_written_is_an_error(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "sitemapkit: error: could not write standard output: No space left" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_reader_that_goes_away_ends_the_command_with_status_0(tmp_path: Path) -> None:
+    """``sitemapkit read ... | head -1``: the command stops, says nothing and exits 0 (under
+    ``set -o pipefail`` any other status fails the pipeline)."""
+    args = ["read", str(_sitemap(tmp_path)), "--format", "urls"]
+    for entry in (["-m", "sitemapkit"], ["-c", "from sitemapkit.cli.main import main; main()"]):
+        proc = subprocess.Popen(
+            [sys.executable, *entry, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline().decode().startswith(BASE)
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        assert proc.wait(timeout=60) == 0, err
+        assert err == ""

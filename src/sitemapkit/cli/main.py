@@ -58,6 +58,14 @@ class _LazyGroup(click.Group):
         command: click.Command = getattr(module, where[1])
         return command
 
+    def invoke(self, ctx: click.Context) -> object:
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            # the reader of the output went away (``| head``): done, status 0. Click
+            # would turn it into status 1 itself, even outside its standalone mode.
+            raise Exit(EXIT_OK) from None
+
 
 @click.group(
     cls=_LazyGroup,
