@@ -319,21 +319,24 @@ class IncrementalRun:
         for (lo, hi), chunk in zip(_ranges(st.count), st.entries(_RANGE), strict=True):
             sh = shards[lo:hi].tolist()
             n = sh[0]
-            if n > 0 and sh.count(n) == len(sh):
+            if n > 0 and sh.count(n) == len(sh):  # one shard's
+                if wanted is not None and n not in wanted:
+                    continue
                 fls = bytes(flags[lo:hi])
                 if not fls.translate(None, _OWN_FLAGS):  # every entry as staged
-                    if wanted is None or n in wanted:
-                        yield n, chunk, hi - lo
+                    yield n, chunk, hi - lo
                     continue
                 cl = cids[lo:hi].tolist()
-                if len(fls.translate(None, _OWN_FLAGS)) == len(fls) and cl.count(cl[0]) == len(cl):
+                ids = set(cl)
+                if not any(map(stamps.__getitem__, ids)):
+                    # no entry takes a lastmod from its change time (each unknown, as on a
+                    # first run): every entry as staged, whichever have lastmods of their own
+                    yield n, chunk, hi - lo
+                    continue
+                if len(ids) == 1 and len(fls.translate(None, _OWN_FLAGS)) == len(fls):
                     # none with a lastmod of its own, one change time: one stamp for all
                     # (``</loc>`` ends the loc of an entry only: other locs are prefixed)
-                    if wanted is None or n in wanted:
-                        stamp = stamps[cl[0]]
-                        if stamp:
-                            chunk = chunk.replace(b"</loc>", b"</loc>" + stamp)
-                        yield n, chunk, hi - lo
+                    yield n, chunk.replace(b"</loc>", b"</loc>" + stamps[cl[0]]), hi - lo
                     continue
             lines = chunk.splitlines(keepends=True)
             if len(lines) != hi - lo:  # an entry line holding a newline: escape() sees to that
