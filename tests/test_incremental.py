@@ -367,3 +367,35 @@ def test_submit_changed_since_sends_what_the_last_run_changed(
     assert code == 0
     body = json.loads(out)
     assert body["urlList"] == [BASE + "b", BASE + "c", BASE + "d"]
+
+
+def test_rows_without_lastmods_beside_rows_with_take_the_change_time(tmp_path: Path) -> None:
+    """A lastmod column with empty fields: the block path (two forked stagers, 40,000
+    rows) gives each row without a lastmod the time its entry last changed, and each row
+    with one its own, as the row path does, on the first run and after a change."""
+    from sitemapkit.io.sources import write_inputs
+
+    def csv(priority_of_7: str) -> str:
+        rows = [
+            f"{BASE}p/{i},{'' if i % 3 else '2023-06-0' + str(1 + i % 9)},"
+            f"{priority_of_7 if i == 7 else '0.5'}\n"
+            for i in range(40_000)
+        ]
+        return "loc,lastmod,priority\n" + "".join(rows)
+
+    got = {}
+    for fast in (True, False):
+        out, state = tmp_path / f"out-{fast}", tmp_path / f"s-{fast}.sqlite"
+        for k, (now, text) in enumerate(((T1, csv("0.5")), (T2, csv("0.9")))):
+            src = tmp_path / f"in-{fast}-{k}.csv"
+            src.write_text(text)
+            with sk.SitemapWriter(out, base_url=BASE, state=state, now=now) as w:
+                write_inputs(w, [str(src)], fast_path=fast)
+            got[fast, k] = lastmods(out)
+        # the block path keeps its ranges' cache for the next run; the row path none
+        assert len(list(tmp_path.glob(f"s-{fast}.sqlite.cache-*"))) == int(fast)
+    assert got[True, 0] == got[False, 0] and got[True, 1] == got[False, 1]
+    first, second = got[True, 0], got[True, 1]
+    assert first[f"{BASE}p/3"] == "2023-06-04" and first[f"{BASE}p/7"] is None  # unknown
+    assert second[f"{BASE}p/7"] == "2024-02-01T12:00:00+00:00"  # its priority changed
+    assert second[f"{BASE}p/8"] is None and second[f"{BASE}p/9"] == "2023-06-01"

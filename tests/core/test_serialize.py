@@ -14,9 +14,16 @@ _ROW = st.tuples(
     st.sampled_from(["daily", "never", "hourly"]),
     st.sampled_from(["0.0", "0.5", "1.0"]),
 )
-# a block's lastmods are all dates or all datetimes (a mix takes the row path)
+# a block's lastmods: dates, datetimes, empty fields (the row has none), or a mix
 _LASTMODS = st.sampled_from(
-    [["2024-05-01", "2024-02-29"], ["2024-02-29T23:59:59Z", "2024-05-01T10:00:00-00:00"]]
+    [
+        ["2024-05-01", "2024-02-29"],
+        ["2024-02-29T23:59:59Z", "2024-05-01T10:00:00-00:00"],
+        ["2024-05-01", ""],
+        ["", "2024-02-29T23:59:59Z"],
+        ["", ""],
+        ["2024-05-01T10:00:00+14:00", "2024-05-01"],
+    ]
 )
 
 
@@ -35,6 +42,6 @@ def test_a_block_the_fast_path_takes_is_what_url_entry_writes(
     expected = []
     for line in lines:
         loc, lm, cf, pr = line.split(",")
-        url = Url(loc, lastmod=lm, changefreq=cf, priority=pr)
+        url = Url(loc, lastmod=lm or None, changefreq=cf, priority=pr)
         expected.append(url.loc + "\n" if txt else url_entry(url)[0])
     assert block.data.decode() == "".join(expected)

@@ -179,9 +179,10 @@ def test_column_check_of_datetimes_agrees_with_the_pattern(
 @settings(max_examples=300, deadline=None)
 @given(values=st.lists(_LASTMOD, min_size=1, max_size=4))
 def test_block_lastmods_never_take_what_the_grammar_refuses(values: list[str]) -> None:
+    """Whatever mix of kinds: dates, datetimes, empty fields (no lastmod, kept empty)."""
     taken = block_lastmods([v.encode() for v in values])
     if taken is not None:
-        assert [t.decode() for t in taken] == [format_lastmod(v) for v in values]
+        assert [t.decode() for t in taken] == [format_lastmod(v) if v else "" for v in values]
 
 
 def test_fast_path_takes_plain_blocks_and_writes_what_the_row_path_writes(
@@ -207,6 +208,34 @@ def test_fast_path_takes_plain_blocks_and_writes_what_the_row_path_writes(
         assert fast.format(body.replace(b"2024-02-29T23", b"2023-02-29T23", 1)) is None
         assert fast.format(body.replace(b"+14:00", b"+14:01", 1)) is None
         assert fast.format(body.replace(b"\n", b"\n\n", 1)) is None  # a blank line
+
+
+def test_rows_without_lastmods_and_mixed_forms_take_the_fast_path(tmp_path: Path) -> None:
+    """A lastmod column with empty fields and dates beside datetimes (what exports of a
+    CMS hold) is written by the block path, byte for byte as the row path writes it, the
+    index lastmods included; one value outside every form still sends it to the row path."""
+    forms = ["", "2024-02-29", "2024-03-01T10:00:00Z", "2024-03-01T01:00:00-11:00", ""]
+    rows = [f"{BASE}p/{i},{forms[i % 5]},daily,0.{i % 10}" for i in range(2_500)]
+    body = ("\n".join(rows) + "\n").encode()
+    fast = serialize.BlockFormatter(BASE, ["loc", "lastmod", "changefreq", "priority"])
+    block = fast.format(body)
+    assert block is not None and block.entries == 2_500
+    assert block.data.count(b"<lastmod>") == 1_500
+    assert fast.format(body.replace(b",2024-02-29,", b",2024-02-30,", 1)) is None
+    assert fast.format(body.replace(b",2024-02-29,", b",2024-2-29,", 1)) is None
+
+    def written(fast_path: bool, name: str) -> dict[str, bytes]:
+        src = tmp_path / f"{name}.csv"
+        src.write_text("loc,lastmod,changefreq,priority\n" + "".join(r + "\n" for r in rows))
+        out = tmp_path / name
+        with sk.SitemapWriter(out, base_url=BASE, max_urls=1_000) as w:
+            write_inputs(w, [str(src)], fast_path=fast_path)
+        return {p.name: p.read_bytes() for p in out.iterdir() if not p.name.startswith(".")}
+
+    by_blocks, by_rows = written(True, "blocks"), written(False, "rows")
+    assert by_blocks == by_rows and len(by_blocks) == 4  # 3 shards and the index
+    # the latest instant, in its entry's own form
+    assert b"<lastmod>2024-03-01T01:00:00-11:00</lastmod>" in by_rows["sitemap.xml"]
 
 
 @pytest.mark.parametrize("base", ["https://example.com/", "https://example.com/shop/"])

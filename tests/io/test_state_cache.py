@@ -141,8 +141,15 @@ def test_a_rerun_from_the_cache_gives_what_the_merge_gives(tmp_path: Path) -> No
         ("appended", [*a, (BASE + "tail", "2024-05-05", "0.5")], 7_000, 1),
         ("appended again", [*a, (BASE + "tail", "2024-05-05", "0.5")], 7_000, 1),
         ("a row fewer", a[:-1], 7_000, 1),
-        # a value the fast path does not take: row by row, and no cache is kept
-        ("not plain", _edit(a, lambda i: i == 5, lambda r: (r[0], "", r[2])), 7_000, 0),
+        # a row without a lastmod: still the fast path, its lastmod is the change time
+        ("no lastmod", _edit(a, lambda i: i == 5, lambda r: (r[0], "", r[2])), 7_000, 1),
+        # a value the fast path does not take (no seconds): row by row, no cache is kept
+        (
+            "not plain",
+            _edit(a, lambda i: i == 5, lambda r: (r[0], "2024-05-01T10:00Z", r[2])),
+            7_000,
+            0,
+        ),
         ("after it", a, 7_000, 1),
         ("and again", a, 7_000, 1),
     ]

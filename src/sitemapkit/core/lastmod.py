@@ -7,11 +7,14 @@ lines are matched by :data:`LINES`, built from the one grammar's ``LASTMOD_RE``;
 column-by-column byte check (:func:`in_range`) decides most blocks of datetimes
 faster, and may only say "not shown" where the pattern takes a value (tested). A block
 either takes the fast path whole or goes to the row path, which says what is wrong.
+:func:`block_lastmods` also takes a block whose rows mix dates, datetimes and empty
+fields (no lastmod), each kind checked as a block of its own.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Final
 
 from .w3cdate import LASTMOD_RE
@@ -101,10 +104,38 @@ def in_range(lm: bytes, n: int) -> bool:
 def block_lastmods(vals: list[bytes]) -> list[bytes] | None:
     """The lastmods of a block as the writer emits them, if all are plain; else ``None``.
 
-    Plain means all complete dates, or all dates and times with seconds and an offset
-    (``Z`` is written ``+00:00``), checked on the whole block: column by column
-    (:func:`in_range`), else by one calendar-exact regular expression.
+    Plain means complete dates, or dates and times with seconds and an offset (``Z`` is
+    written ``+00:00``), or empty (the row has none: it stays ``b""``), checked on the
+    whole block: column by column (:func:`in_range`), else by one calendar-exact regular
+    expression; a block that mixes them is checked kind by kind.
+
+    >>> block_lastmods([b"2024-05-01", b"", b"2024-05-01T10:00:00Z"])
+    [b'2024-05-01', b'', b'2024-05-01T10:00:00+00:00']
+    >>> block_lastmods([b"2024-05-01", b"2024-02-30"]) is None
+    True
     """
+    got = _uniform(vals)
+    if got is not None:
+        return got
+    empty = vals.count(b"")
+    dates = [v for v in vals if len(v) == 10]
+    times = [v for v in vals if len(v) > 10]
+    if len(dates) + len(times) + empty != len(vals):
+        return None  # a value of 1-9 bytes: none the writer takes
+    if not empty and not (dates and times):
+        return None  # one kind, which its check refused
+    taken: dict[bool, Iterator[bytes]] = {}
+    for kind in (dates, times):
+        if kind:
+            got = _uniform(kind)
+            if got is None:
+                return None
+            taken[kind is dates] = iter(got)
+    return [v and next(taken[len(v) == 10]) for v in vals]
+
+
+def _uniform(vals: list[bytes]) -> list[bytes] | None:
+    """:func:`block_lastmods` for a block of one kind (all dates or all datetimes)."""
     given = b"\n".join(vals) + b"\n"
     if len(given) == 11 * len(vals):
         return vals if LINES.fullmatch(given) else None

@@ -324,7 +324,8 @@ _HEAD: Final = b"<url><loc>"
 class EntryBlock(NamedTuple):
     """Ready entry lines, how many, and ``hash()`` of each loc as escaped in the file.
 
-    ``lastmods``: each entry's lastmod as written, in order (``None``: the rows have none).
+    ``lastmods``: each entry's lastmod as written, in order, ``b""`` for an entry without
+    one (``None``: the rows have no lastmod column).
     """
 
     data: bytes
@@ -439,11 +440,13 @@ class BlockFormatter:
         if self.txt:
             return EntryBlock(data if ncol == 1 else b"\n".join(loc_list) + b"\n", n, hashes)
         values: dict[str, list[bytes]] = {"loc": loc_list}
+        bare = False  # an entry without a lastmod: its empty element is dropped below
         if "lastmod" in cols:
             lm = block_lastmods(cols["lastmod"])
             if lm is None:
                 return None
             values["lastmod"] = lm
+            bare = b"" in lm
         w = len(self.template)
         out = self.template * n
         for i, c in enumerate(self.free):
@@ -458,4 +461,7 @@ class BlockFormatter:
         except KeyError:
             return None
         out[-1] = out[-1][: -len(_HEAD)]  # no entry after the last
-        return EntryBlock(_HEAD + b"".join(out), n, hashes, values.get("lastmod"))
+        data = _HEAD + b"".join(out)
+        if bare:  # (a loc holds no "<": escaped)
+            data = data.replace(b"<lastmod></lastmod>", b"")
+        return EntryBlock(data, n, hashes, values.get("lastmod"))

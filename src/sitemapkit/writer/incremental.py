@@ -167,7 +167,11 @@ class IncrementalRun:
         if self.s.content_from is not None:
             found = (self._content(loc.decode(), None) for loc in locs)
             contents = [(c or "").encode() for c in found]
-        flags = bytes((OWN if own else 0,)) * len(entries)
+        lastmods = block.lastmods
+        if lastmods is not None and b"" in lastmods:  # some entries without one
+            flags = bytes(OWN if v else 0 for v in lastmods)
+        else:
+            flags = bytes((OWN if own else 0,)) * len(entries)
         return locs, entries, fps, contents, flags
 
     def add_plain_file(self, source: PlainFile, progress: Progress | None = None) -> bool:

@@ -62,8 +62,8 @@ class Latest:
         self._at: dt.datetime | None = None
 
     def add(self, text: str | None) -> None:
-        """Take one lastmod (``None``: the entry has none)."""
-        if text is None or text == self.value:
+        """Take one lastmod (``None`` or ``""``: the entry has none)."""
+        if not text or text == self.value:
             return
         at = _instant(text)
         if at is None:  # not a date (a record read as it was): it says nothing newer
@@ -79,6 +79,8 @@ class Latest:
         at C speed, and the grouping by offset sees the few left.
         """
         values = values if isinstance(values, list) else list(values)
+        if b"" in values:  # entries without one
+            values = [v for v in values if v]
         if not values:
             return
         top = max(values)
