@@ -11,8 +11,8 @@ from sitemapkit.core.serialize import BlockFormatter, url_entry
 BASE = "https://example.com/"
 _ROW = st.tuples(
     st.text(st.sampled_from("abz09-._~/?#[]@!$&'()*+;=%üé中"), max_size=30),
-    st.sampled_from(["daily", "never", "hourly"]),
-    st.sampled_from(["0.0", "0.5", "1.0"]),
+    st.sampled_from(["daily", "never", "hourly", ""]),  # "": the row has none
+    st.sampled_from(["0.0", "0.5", "1.0", ""]),
 )
 # a block's lastmods: dates, datetimes, empty fields (the row has none), or a mix
 _LASTMODS = st.sampled_from(
@@ -42,6 +42,6 @@ def test_a_block_the_fast_path_takes_is_what_url_entry_writes(
     expected = []
     for line in lines:
         loc, lm, cf, pr = line.split(",")
-        url = Url(loc, lastmod=lm or None, changefreq=cf, priority=pr)
+        url = Url(loc, lastmod=lm or None, changefreq=cf or None, priority=pr or None)
         expected.append(url.loc + "\n" if txt else url_entry(url)[0])
     assert block.data.decode() == "".join(expected)

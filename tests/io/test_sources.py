@@ -211,16 +211,19 @@ def test_fast_path_takes_plain_blocks_and_writes_what_the_row_path_writes(
 
 
 def test_rows_without_lastmods_and_mixed_forms_take_the_fast_path(tmp_path: Path) -> None:
-    """A lastmod column with empty fields and dates beside datetimes (what exports of a
-    CMS hold) is written by the block path, byte for byte as the row path writes it, the
-    index lastmods included; one value outside every form still sends it to the row path."""
+    """Empty fields (of a lastmod, changefreq or priority) and dates beside datetimes
+    (what exports of a CMS hold) are written by the block path, byte for byte as the row
+    path writes them, the index lastmods included; one value outside every form still
+    sends the block to the row path."""
     forms = ["", "2024-02-29", "2024-03-01T10:00:00Z", "2024-03-01T01:00:00-11:00", ""]
-    rows = [f"{BASE}p/{i},{forms[i % 5]},daily,0.{i % 10}" for i in range(2_500)]
+    freqs, priorities = ["daily", "", "never"], ["0.5", "1.0", "", "0.0"]
+    rows = [f"{BASE}p/{i},{forms[i % 5]},{freqs[i % 3]},{priorities[i % 4]}" for i in range(2_500)]
     body = ("\n".join(rows) + "\n").encode()
     fast = serialize.BlockFormatter(BASE, ["loc", "lastmod", "changefreq", "priority"])
     block = fast.format(body)
     assert block is not None and block.entries == 2_500
     assert block.data.count(b"<lastmod>") == 1_500
+    assert block.data.count(b"<changefreq>") == 1_667 and block.data.count(b"<priority>") == 1_875
     assert fast.format(body.replace(b",2024-02-29,", b",2024-02-30,", 1)) is None
     assert fast.format(body.replace(b",2024-02-29,", b",2024-2-29,", 1)) is None
 

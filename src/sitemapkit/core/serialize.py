@@ -365,14 +365,16 @@ class BlockFormatter:
         for i, c in enumerate(free[:-1]):
             parts[2 * i + 1] = f"</{c}>{_OPEN[free[i + 1]]}".encode()
         self.template = parts
-        # The end for the fixed values: ends[a] with one fixed column, ends[a][b] with two.
-        # A value outside its domain has no end: the lookup's KeyError is the check.
+        # The end for the fixed values: ends[a] with one fixed column, ends[a][b] with two;
+        # an empty field (b"") has no element. A value outside its domain has no end: the
+        # lookup's KeyError is the check.
         self.ends: dict[bytes, Any] = {}
         end_of: dict[tuple[bytes, ...], bytes] = {}
-        for values in itertools.product(*(sorted(_DOMAINS[c]) for c in self.fixed)):
+        for values in itertools.product(*([b"", *sorted(_DOMAINS[c])] for c in self.fixed)):
             inner = b"".join(
                 b"<%s>%s</%s>" % (c.encode(), v, c.encode())
                 for c, v in zip(self.fixed, values, strict=True)
+                if v
             )
             end = b"</%s>%s</url>\n%s" % (free[-1].encode(), inner, _HEAD)
             end_of[values] = end
