@@ -227,16 +227,28 @@ def test_rows_without_lastmods_and_mixed_forms_take_the_fast_path(tmp_path: Path
     assert fast.format(body.replace(b",2024-02-29,", b",2024-02-30,", 1)) is None
     assert fast.format(body.replace(b",2024-02-29,", b",2024-2-29,", 1)) is None
 
-    def written(fast_path: bool, name: str) -> dict[str, bytes]:
+    # lines that end in CR LF (Windows exports, Python's csv module) are the same lines
+    crlf = fast.format(body.replace(b"\n", b"\r\n"))
+    assert crlf is not None and crlf.data == block.data
+    assert fast.format(body.replace(b"\n", b"\r", 1)) is None  # a CR that ends no line
+
+    def written(
+        fast_path: bool, name: str, end: str = "\n", forked: bool = False
+    ) -> dict[str, bytes]:
         src = tmp_path / f"{name}.csv"
-        src.write_text("loc,lastmod,changefreq,priority\n" + "".join(r + "\n" for r in rows))
+        text = "loc,lastmod,changefreq,priority\n" + "".join(r + "\n" for r in rows)
+        src.write_bytes(text.replace("\n", end).encode())
         out = tmp_path / name
         with sk.SitemapWriter(out, base_url=BASE, max_urls=1_000) as w:
-            write_inputs(w, [str(src)], fast_path=fast_path)
+            # forked: the shards written by two forked processes, whole ranges of lines
+            write_inputs(w, [str(src)], fast_path=fast_path, parallel_min=0 if forked else 10**9)
         return {p.name: p.read_bytes() for p in out.iterdir() if not p.name.startswith(".")}
 
     by_blocks, by_rows = written(True, "blocks"), written(False, "rows")
     assert by_blocks == by_rows and len(by_blocks) == 4  # 3 shards and the index
+    assert written(True, "crlf", "\r\n") == by_rows == written(False, "crlf-rows", "\r\n")
+    assert written(True, "forked", forked=True) == by_rows
+    assert written(True, "crlf-forked", "\r\n", forked=True) == by_rows
     # the latest instant, in its entry's own form
     assert b"<lastmod>2024-03-01T01:00:00-11:00</lastmod>" in by_rows["sitemap.xml"]
 

@@ -394,8 +394,11 @@ class BlockFormatter:
         whole block at once: the other columns may only hold characters that none of
         these steps touch, and they are checked to hold exactly that afterwards.
         """
+        if b"\r" in data:  # lines that end in CR LF (Windows, Python's csv module) end in LF
+            data = data.replace(b"\r\n", b"\n")
         n = data.count(b"\n")
-        # blank lines fail the check that every line starts with the base URL, below
+        # blank lines fail the check that every line starts with the base URL, below; a CR
+        # that ends no line is the row path's
         if not n or data[0] == 10 or b"\r" in data or data[-1] != 10:
             return None
         # only escapes of the input can be broken: the ones made here are whole
