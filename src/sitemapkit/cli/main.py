@@ -92,6 +92,10 @@ def console() -> NoReturn:
     and ``atexit`` ones: temporary folders), the standard streams are flushed, and a
     process with another thread still running exits the normal way, which waits for it.
     """
+    # httpx imports its own command-line client whenever click and rich are installed (as
+    # they are for ours): 30-40 ms of a run that fetches, for a function this process never
+    # calls. A None in sys.modules makes that import fail, which httpx expects.
+    sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
     code = run()
     try:
         sys.stdout.flush()
