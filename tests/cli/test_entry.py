@@ -142,3 +142,22 @@ def test_a_fetch_does_not_import_the_http_clients_own_command_line(tmp_path: Pat
     modules = dump.read_text().split()
     assert "httpx" in modules and "httpx._client" in modules  # it fetched with httpx
     assert "httpx._main" not in modules and "rich" not in modules
+
+
+def test_a_full_device_under_the_output_is_an_error_not_a_traceback(tmp_path: Path) -> None:
+    """``read ... > /dev/full``: the write fails inside the command (click flushes each
+    line); the error says what failed, the status is not 0."""
+    with open("/dev/full", "w") as full:
+        for entry in (["-m", "sitemapkit"], ["-c", "from sitemapkit.cli.main import main; main()"]):
+            done = subprocess.run(
+                [sys.executable, *entry, "read", str(_sitemap(tmp_path)), "--format", "urls"],
+                stdout=full,
+                stderr=subprocess.PIPE,
+                text=True,
+                timeout=60,
+            )
+            assert done.returncode == 1, done.stderr
+            assert done.stderr.startswith(
+                "sitemapkit: error: could not write standard output: No space left on device\n"
+            )
+            assert "Traceback" not in done.stderr

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import errno
 import importlib
 import os
 import sys
 import threading
-from typing import NoReturn
+from typing import Final, NoReturn
 
 import click
 
@@ -102,16 +103,27 @@ def console() -> NoReturn:
     except BrokenPipeError:  # the reader went away: as run() treats it
         pass
     except OSError as exc:  # a full disk under a redirect: said, and not status 0
-        from ..io.files import write_error
-
         with contextlib.suppress(OSError):
-            code = report_error(write_error(exc, "standard output")) or code
+            code = report_error(_output_error(exc)) or code
     if threading.active_count() > 1:
         sys.exit(code)
     atexit._run_exitfuncs()
     with contextlib.suppress(OSError):
         sys.stderr.flush()
     os._exit(code)
+
+
+#: What a write to standard output fails with when it goes to a full or broken device (a
+#: command's own files report their errors themselves, with their names).
+_OUTPUT_ERRNOS: Final = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def _output_error(exc: OSError) -> SitemapError:
+    return SitemapError(
+        f"could not write standard output: {exc.strerror or exc}",
+        hint="free space where the output goes, or send it elsewhere (what it printed "
+        "before the error did arrive)",
+    )
 
 
 def run(argv: list[str] | None = None) -> int:
@@ -132,6 +144,10 @@ def run(argv: list[str] | None = None) -> int:
         return report_error(exc)
     except BrokenPipeError:
         return EXIT_OK
+    except OSError as exc:
+        if exc.filename is not None or exc.errno not in _OUTPUT_ERRNOS:
+            raise
+        return report_error(_output_error(exc))
     except KeyboardInterrupt:
         click.echo("sitemapkit: interrupted", err=True)
         return EXIT_INTERRUPTED
