@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import threading
@@ -251,6 +252,52 @@ def test_rows_without_lastmods_and_mixed_forms_take_the_fast_path(tmp_path: Path
     assert written(True, "crlf-forked", "\r\n", forked=True) == by_rows
     # the latest instant, in its entry's own form
     assert b"<lastmod>2024-03-01T01:00:00-11:00</lastmod>" in by_rows["sitemap.xml"]
+
+
+def test_a_csv_with_every_field_quoted_takes_the_fast_path(tmp_path: Path) -> None:
+    """csv.QUOTE_ALL exports (CR LF ends, as the csv module writes them) are the same rows
+    unquoted: block path, forked or not, byte for byte as the row path; a field holding a
+    comma, a quote or a line break sends its block to the csv module."""
+    import csv as csv_module
+
+    rows = [
+        [f"{BASE}p/{i}", ["", "2024-02-29", "2024-03-01T10:00:00Z"][i % 3], "daily", "0.5"]
+        for i in range(2_500)
+    ]
+
+    def quoted(rows: list[list[str]]) -> str:
+        buf = io.StringIO()
+        w = csv_module.writer(buf, quoting=csv_module.QUOTE_ALL)
+        w.writerow(["loc", "lastmod", "changefreq", "priority"])
+        w.writerows(rows)
+        return buf.getvalue()
+
+    fast = serialize.BlockFormatter(BASE, ["loc", "lastmod", "changefreq", "priority"], csv=True)
+    body = quoted(rows).split("\r\n", 1)[1].encode()
+    block = fast.format(body)
+    plain = fast.format(body.replace(b'"', b""))
+    assert block is not None and plain is not None and block.data == plain.data
+    for field in (f'"{BASE}a,b"', f'"{BASE}a""b"', f'"{BASE}a\nb"', f"{BASE}unquoted"):
+        assert fast.format(body.replace(f'"{BASE}p/7"'.encode(), field.encode(), 1)) is None
+    # a text input's quotes are its lines' own: never taken off
+    assert serialize.BlockFormatter(BASE, ["loc"]).format(b'"' + BASE.encode() + b'a"\n') is None
+
+    def written(text: str, name: str, fast_path: bool, forked: bool = False) -> dict[str, bytes]:
+        src = tmp_path / f"{name}.csv"
+        src.write_bytes(text.encode())
+        out = tmp_path / name
+        with sk.SitemapWriter(out, base_url=BASE, max_urls=1_000) as w:
+            write_inputs(w, [str(src)], fast_path=fast_path, parallel_min=0 if forked else 10**9)
+        return {p.name: p.read_bytes() for p in out.iterdir() if not p.name.startswith(".")}
+
+    text = quoted(rows)
+    by_rows = written(text, "rows", False)
+    assert len(by_rows) == 4
+    assert written(text, "blocks", True) == by_rows == written(text, "forked", True, True)
+    # a title-like loc with a comma in the middle of the file: the csv module from there on
+    odd = [*rows[:1_200], [f"{BASE}a,b", "", "daily", "0.5"], *rows[1_200:]]
+    assert written(quoted(odd), "odd", True) == written(quoted(odd), "odd-rows", False)
+    assert written(quoted(odd), "odd-forked", True, True) == written(quoted(odd), "odd-rows", False)
 
 
 @pytest.mark.parametrize("base", ["https://example.com/", "https://example.com/shop/"])

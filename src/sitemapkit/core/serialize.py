@@ -341,9 +341,19 @@ class BlockFormatter:
     Pure, so it also runs in forked processes.
     """
 
-    def __init__(self, base_url: str, columns: list[str], *, txt: bool = False) -> None:
+    def __init__(
+        self, base_url: str, columns: list[str], *, txt: bool = False, csv: bool = False
+    ) -> None:
         self.columns = columns
         self.txt = txt
+        # csv: rows of a CSV file, where a block whose every field is quoted (csv.QUOTE_ALL,
+        # spreadsheet exports) is the same block unquoted when no field holds a quote, a
+        # comma or a line break (anything else is the csv module's to read)
+        self.quoted = (
+            re.compile(rb'(?:"[^",\n]*+"(?:,"[^",\n]*+"){%d}\n)++' % (len(columns) - 1))
+            if csv
+            else None
+        )
         # Every line must start with the base URL (lowercase scheme and host, so the
         # slow path would not change it) whether or not locations are checked:
         # anything else takes the slow path.
@@ -396,6 +406,10 @@ class BlockFormatter:
         """
         if b"\r" in data:  # lines that end in CR LF (Windows, Python's csv module) end in LF
             data = data.replace(b"\r\n", b"\n")
+        if b'"' in data:
+            if self.quoted is None or self.quoted.fullmatch(data) is None:
+                return None
+            data = data.replace(b'"', b"")
         n = data.count(b"\n")
         # blank lines fail the check that every line starts with the base URL, below; a CR
         # that ends no line is the row path's

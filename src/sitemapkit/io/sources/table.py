@@ -6,9 +6,10 @@ and crawler exports) name the loc column when there is no ``loc``, and columns t
 not sitemap fields (``title``, ``category``) are ignored with one note naming them
 (``strict_columns`` refuses them instead). ``read --format csv`` output is read back.
 
-Blocks of plain rows (only loc, lastmod, changefreq, priority, no quotes) take the block
-fast path (``core.serialize.BlockFormatter``); any block that does not is read row by
-row by the csv module, which gives byte-identical output and exact error positions.
+Blocks of plain rows (only loc, lastmod, changefreq, priority; no quotes, or every field
+quoted and none holding a quote, comma or line break) take the block fast path
+(``core.serialize.BlockFormatter``); any block that does not is read row by row by the csv
+module, which gives byte-identical output and exact error positions.
 """
 
 from __future__ import annotations
@@ -86,7 +87,7 @@ def write_csv(w: Sink, src: Input) -> str | None:
         and all(c is not None and c in BASIC_COLUMNS for c in columns)
     )
     names = [c for c in columns if c is not None]
-    fast = BlockFormatter(w.base_url, names, txt=w.format == "txt") if plain else None
+    fast = BlockFormatter(w.base_url, names, txt=w.format == "txt", csv=True) if plain else None
     if fast is not None and path is not None:
         body_start = _body_start(path, head_line)
         if body_start is not None and w.add_plain_file(
@@ -99,13 +100,13 @@ def write_csv(w: Sink, src: Input) -> str | None:
         rows.add((t for _, t in it), first_line + 1)
         return note
     for start, text in it:
-        if '"' in text:
-            # Quoted fields may hold newlines: from here on the csv module reads the
-            # rest of the input row by row.
-            rows.add(itertools.chain([text], (t for _, t in it)), start)
-            return note
         result = fast.format(text.encode())
         if result is None:
+            if '"' in text:
+                # Quoted fields may hold newlines: from here on the csv module reads the
+                # rest of the input row by row.
+                rows.add(itertools.chain([text], (t for _, t in it)), start)
+                return note
             rows.add([text], start)
             continue
         w.add_block(result)
