@@ -105,6 +105,12 @@ def test_an_output_that_cannot_be_written_is_an_error(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "sitemapkit: error: could not write standard output: No space left" in done.stderr
     assert "Traceback" not in done.stderr
+    # a command that failed itself keeps its own status (3: could not read)
+    with open("/dev/full", "w") as full:
+        missing = str(tmp_path / "missing.xml")
+        done = _console(prelude, "read", missing, "--format", "urls", stdout=full)
+    assert done.returncode == 3, done.stderr
+    assert "could not write standard output" in done.stderr
 
 
 def test_a_reader_that_goes_away_ends_the_command_with_status_0(tmp_path: Path) -> None:

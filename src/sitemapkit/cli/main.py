@@ -2,7 +2,7 @@
 
 Exit codes (``cli/status.py``): 0 success, 1 invalid input (nothing published) or
 findings, 2 usage error, 3 could not read, fetch, or a limit was exceeded, 130 interrupted.
-Subcommands raise; only :func:`main` ends the process.
+Subcommands raise; only :func:`main` and :func:`console` end the process.
 """
 
 from __future__ import annotations
@@ -88,10 +88,11 @@ def console() -> NoReturn:
     without the interpreter's teardown.
 
     Once the command is done its files are closed and published; what the teardown would
-    still do is free every module's objects, 20-40 ms a run (measured on a write; a reader
-    of many sites pays it per process). The exit handlers still run (``weakref.finalize``
-    and ``atexit`` ones: temporary folders), the standard streams are flushed, and a
-    process with another thread still running exits the normal way, which waits for it.
+    still do is free every module's objects, 20-30 ms a run (a 200k write, medians of
+    alternated runs; a reader of many sites pays it per process). The exit handlers still
+    run (``weakref.finalize`` and ``atexit`` ones: temporary folders), the standard streams
+    are flushed, and a process with another thread still running exits the normal way,
+    which waits for it.
     """
     # httpx imports its own command-line client whenever click and rich are installed (as
     # they are for ours): 30-40 ms of a run that fetches, for a function this process never
@@ -104,7 +105,8 @@ def console() -> NoReturn:
         pass
     except OSError as exc:  # a full disk under a redirect: said, and not status 0
         with contextlib.suppress(OSError):
-            code = report_error(_output_error(exc)) or code
+            failed = report_error(_output_error(exc))
+            code = code or failed  # a command's own failure status stays
     if threading.active_count() > 1:
         sys.exit(code)
     atexit._run_exitfuncs()

@@ -406,14 +406,15 @@ class BlockFormatter:
         """
         if b"\r" in data:  # lines that end in CR LF (Windows, Python's csv module) end in LF
             data = data.replace(b"\r\n", b"\n")
+            if b"\r" in data:  # a CR that ends no line is the row path's
+                return None
         if b'"' in data:
             if self.quoted is None or self.quoted.fullmatch(data) is None:
                 return None
             data = data.replace(b'"', b"")
         n = data.count(b"\n")
-        # blank lines fail the check that every line starts with the base URL, below; a CR
-        # that ends no line is the row path's
-        if not n or data[0] == 10 or b"\r" in data or data[-1] != 10:
+        # blank lines fail the check that every line starts with the base URL, below
+        if not n or data[0] == 10 or data[-1] != 10:
             return None
         # only escapes of the input can be broken: the ones made here are whole
         escapes = b"%" in data
